@@ -1,0 +1,282 @@
+"""Answer normalisation, validation and the structured feedback of InvalidAnswers (C5).
+
+:class:`AnswerRules` is compiled once per flow. :meth:`AnswerRules.merge` turns one step's raw
+answers into the session's new record of answers, or raises :class:`InvalidAnswers` having
+changed nothing.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from preflight_fsm.errors import InvalidAnswers, InvalidIntention
+from preflight_fsm.flow import OTHER_SUFFIX, Flow
+
+__all__ = ["AnswerRules", "Merge"]
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """What one step's answers do to the record: the new record, and whether the user declined."""
+
+    recorded: dict[str, str]
+    declined: bool
+
+
+class AnswerRules:
+    """Which ids a flow knows, what each accepts, and the limits (C5)."""
+
+    __slots__ = (
+        "choice_options",
+        "companion_of",
+        "free_text",
+        "known",
+        "limits",
+        "other",
+        "placeholders",
+        "requirement",
+    )
+
+    def __init__(self, flow: Flow) -> None:
+        self.other = flow.other_option
+        self.limits = flow.limits
+        self.placeholders = frozenset(p.casefold() for p in flow.placeholders)
+        choices: dict[str, tuple[str, ...]] = {
+            flow.category_question.id: tuple(c.name for c in flow.categories),
+        }
+        for category in flow.categories:
+            choices[category.question.id] = category.question.options
+        self.choice_options: dict[str, dict[str, str]] = {}
+        for qid, options in choices.items():
+            table = {o.casefold(): o for o in options}
+            table[self.other.casefold()] = self.other
+            table.setdefault("other", self.other)
+            self.choice_options[qid] = table
+        self.companion_of = {f"{qid}{OTHER_SUFFIX}": qid for qid in choices}
+        self.free_text = frozenset(
+            [flow.other_category.description_id]
+            + [s.id for c in flow.categories for s in c.secondary]
+        )
+        self.known = frozenset(self.choice_options) | frozenset(self.companion_of) | self.free_text
+        max_chars = self.limits.max_answer_chars
+        self.requirement: dict[str, str] = {}
+        for qid, options in choices.items():
+            listed = ", ".join((*options, self.other))
+            self.requirement[qid] = f"one of: {listed} (or your own text, as for {self.other})"
+        for qid in self.companion_of:
+            self.requirement[qid] = f"the text for {self.other}, at most {max_chars} characters"
+        for qid in self.free_text:
+            self.requirement[qid] = f"text of at most {max_chars} characters"
+
+    # -- single values ---------------------------------------------------------------------------
+
+    def clean_text(self, text: str) -> tuple[str, str | None]:
+        """``text`` with newlines unified, stripped and white space collapsed; or a problem."""
+        unified = text.replace("\r\n", "\n").replace("\r", "\n")
+        bad = sorted({f"U+{ord(ch):04X}" for ch in unified if _is_control(ch) and ch not in "\t\n"})
+        if bad:
+            return "", "holds control characters (" + ", ".join(bad) + ")"
+        return " ".join(unified.split()), None
+
+    def is_blank(self, text: str) -> bool:
+        """True for empty text and placeholders (C5): such a value is no answer."""
+        return not text or text.casefold() in self.placeholders
+
+    def normalise(self, qid: str, raw: object) -> tuple[str | None, str | None]:
+        """(concrete value or None for blank, problem or None) for one raw answer value."""
+        if raw is None:
+            return None, None
+        if isinstance(raw, list | tuple):
+            if not all(isinstance(item, str) for item in raw):
+                return None, "a list may hold only strings"
+            if len(raw) > 1:
+                kind = "a single choice" if qid in self.choice_options else "a free-text answer"
+                return None, f"several values ({len(raw)}) for {kind}"
+            if not raw:
+                return None, None
+            raw = raw[0]
+        if not isinstance(raw, str):
+            return None, f"must be text, not {type(raw).__name__}"
+        value, problem = self.clean_text(raw)
+        if problem:
+            return None, problem
+        if len(value) > self.limits.max_answer_chars:
+            return None, (
+                f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"
+            )
+        return (None if self.is_blank(value) else value), None
+
+    def check_intention(self, intention: object) -> str:
+        """The cleaned intention, or InvalidIntention saying what to send instead (C5)."""
+        if not isinstance(intention, str):
+            raise InvalidIntention(
+                f"the intention must be text, not {type(intention).__name__}; "
+                "send one sentence describing the change"
+            )
+        unified = intention.replace("\r\n", "\n").replace("\r", "\n")
+        bad = sorted({f"U+{ord(c):04X}" for c in unified if _is_control(c) and c not in "\t\n"})
+        if bad:
+            raise InvalidIntention(
+                "the intention holds control characters (" + ", ".join(bad) + "); "
+                "send plain text (tabs and newlines are allowed)"
+            )
+        text = unified.strip()
+        limit = self.limits.max_intention_chars
+        if not text or text.casefold() in self.placeholders:
+            raise InvalidIntention(
+                f"the intention {text!r} says nothing; send one sentence describing the change"
+            )
+        if len(text) > limit:
+            raise InvalidIntention(
+                f"the intention is {len(text)} characters long; the limit is {limit}: "
+                "send a shorter summary of the change"
+            )
+        return text
+
+    # -- a whole step ----------------------------------------------------------------------------
+
+    def merge(self, recorded: dict[str, str], pending: str, answers: object) -> Merge:
+        """Validate one step's answers against the record; the record itself is not touched."""
+        invalid: list[dict[str, Any]] = []
+        missing: list[dict[str, str]] = []
+        unknown: list[str] = []
+
+        if not isinstance(answers, Mapping):
+            invalid.append(
+                _issue("answers", type(answers).__name__, "is not an object", _OBJECT_REQUIREMENT)
+            )
+            raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
+        if len(answers) > self.limits.max_answers_per_step:
+            invalid.append(
+                _issue(
+                    "answers",
+                    f"{len(answers)} answers",
+                    "holds too many answers",
+                    f"at most {self.limits.max_answers_per_step} answers in one step",
+                )
+            )
+            raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
+
+        values: dict[str, str | None] = {}
+        for key, raw in answers.items():
+            if not isinstance(key, str):
+                invalid.append(
+                    _issue("answers", repr(key), "has a key that is not text", _OBJECT_REQUIREMENT)
+                )
+            elif key not in self.known:
+                unknown.append(key)
+            else:
+                value, problem = self.normalise(key, raw)
+                if problem:
+                    invalid.append(_issue(key, _shown(raw), problem, self.requirement[key]))
+                else:
+                    values[key] = value
+        if pending not in answers:
+            missing.append({"field": pending, "requirement": self.requirement[pending]})
+
+        updates: dict[str, str] = {}
+
+        def put(key: str, value: str, provided: str) -> None:
+            before = recorded.get(key, updates.get(key))
+            if before is None:
+                updates[key] = value
+            elif before != value:
+                invalid.append(
+                    _issue(
+                        key,
+                        provided,
+                        f"conflicts with the recorded answer {before!r}",
+                        f"send {before!r} again or leave {key} out; "
+                        "an answer cannot change once recorded",
+                    )
+                )
+
+        for key, value in values.items():
+            if value is None or key in self.companion_of:
+                continue
+            options = self.choice_options.get(key)
+            if options is None:
+                put(key, value, value)
+                continue
+            canonical = options.get(value.casefold())
+            if canonical is not None:
+                put(key, canonical, value)
+                continue
+            # A value that is no option is a custom value: "Other (specify)" with that text.
+            companion = f"{key}{OTHER_SUFFIX}"
+            given = values.get(companion)
+            if given is not None and given != value:
+                invalid.append(
+                    _issue(
+                        companion,
+                        given,
+                        f"differs from the custom value {value!r} given for {key}",
+                        f"send the custom text once, as {key} or as {companion}",
+                    )
+                )
+                continue
+            put(key, self.other, value)
+            put(companion, value, value)
+
+        for companion, value in values.items():
+            base = self.companion_of.get(companion)
+            if base is None or value is None:
+                continue
+            # C5: a companion counts only when its question is "Other (specify)".
+            if updates.get(base, recorded.get(base)) == self.other:
+                put(companion, value, value)
+
+        if invalid or missing or unknown:
+            raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
+        declined = values.get(pending, "") is None
+        return Merge(recorded={**recorded, **updates} if updates else recorded, declined=declined)
+
+    def _feedback(
+        self,
+        pending: str,
+        invalid: list[dict[str, Any]],
+        missing: list[dict[str, str]],
+        unknown: list[str],
+    ) -> dict[str, Any]:
+        actions: list[str] = []
+        if invalid:
+            fields = ", ".join(dict.fromkeys(i["field"] for i in invalid))
+            actions.append(f"correct {fields} as each issue's requirement says")
+        if missing:
+            actions.append(f"include {pending} ({self.requirement[pending]})")
+        if unknown:
+            actions.append(
+                "leave out ids this flow does not know ("
+                + ", ".join(repr(u) for u in unknown)
+                + ")"
+            )
+        action = (
+            f"Send this turn's answers as an object of question id to text, with {pending!r}: "
+            + "; ".join(actions)
+            + ". Nothing was recorded."
+        )
+        return {
+            "result": "validation_failed",
+            "issues": {"invalid": invalid, "missing": missing, "unknown": unknown},
+            "issue_count": len(invalid) + len(missing) + len(unknown),
+            "action": action,
+        }
+
+
+_OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of text, or null"
+
+
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc"
+
+
+def _issue(field: str, provided: str, problem: str, requirement: str) -> dict[str, Any]:
+    return {"field": field, "provided": provided, "problem": problem, "requirement": requirement}
+
+
+def _shown(raw: object) -> str:
+    text = raw if isinstance(raw, str) else repr(raw)
+    return text if len(text) <= 80 else text[:77] + "..."

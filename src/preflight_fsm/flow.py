@@ -1,0 +1,299 @@
+"""The clarification flow as frozen data: categories, questions, keywords, limits (C2, C4, C5).
+
+The `transitions` wiring in ``machine.py`` reads a :class:`Flow`; nothing here runs a session.
+A flow is either :func:`default_flow` (the spec's tables) or loaded from TOML by :func:`load_flow`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from preflight_fsm.errors import InvalidFlow
+
+__all__ = [
+    "OTHER_SUFFIX",
+    "Category",
+    "CategoryQuestion",
+    "ChoiceQuestion",
+    "Flow",
+    "Hint",
+    "Limits",
+    "OtherCategory",
+    "SecondaryField",
+    "default_flow",
+    "load_flow",
+]
+
+OTHER_SUFFIX = "__other"
+"""Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
+
+Hint = Literal["task", "adr", "unsure"]
+_ID = r"^[a-z][a-z0-9_]*$"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class ChoiceQuestion(_Frozen):
+    """A category's primary question: asked as ``single_choice``, fills one patch field."""
+
+    id: str = Field(pattern=_ID)
+    text: str = Field(min_length=1)
+    options: tuple[str, ...] = Field(min_length=1)
+    field: str = Field(min_length=1)
+
+
+class SecondaryField(_Frozen):
+    """A field never asked but accepted when volunteered (C2)."""
+
+    id: str = Field(pattern=_ID)
+    field: str = Field(min_length=1)
+
+
+class Category(_Frozen):
+    """One routable category: its primary question, volunteered fields, hint and keywords."""
+
+    name: str = Field(min_length=1)
+    hint: Hint
+    question: ChoiceQuestion
+    secondary: tuple[SecondaryField, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+
+class CategoryQuestion(_Frozen):
+    """The phase-1 question; its options are the category names, in flow order."""
+
+    id: str = Field(default="change_category", pattern=_ID)
+    text: str = Field(default="What type of change is this?", min_length=1)
+
+
+class OtherCategory(_Frozen):
+    """Where a custom category text that names no known category ends up (C6)."""
+
+    name: str = Field(default="Other", min_length=1)
+    description_id: str = Field(default="description", pattern=_ID)
+    field: str = Field(default="Description", min_length=1)
+    hint: Hint = "unsure"
+
+
+class Limits(_Frozen):
+    """Input limits (C5) and the turn budget (C3)."""
+
+    max_turns: int = Field(default=3, ge=3, le=10)
+    max_intention_chars: int = Field(default=2000, ge=1, le=100_000)
+    max_answer_chars: int = Field(default=500, ge=1, le=100_000)
+    max_answers_per_step: int = Field(default=32, ge=1, le=1_000)
+
+
+_PLACEHOLDERS = ("tbd", "todo", "tba", "n/a", "na", "null", "unknown", "?", "-", "...", "…")
+
+
+class Flow(_Frozen):
+    """A complete clarification flow. Checked when built: ids are unique, names do not clash."""
+
+    name: str = Field(default="default", min_length=1)
+    other_option: str = Field(default="Other (specify)", min_length=1)
+    category_question: CategoryQuestion = CategoryQuestion()
+    other_category: OtherCategory = OtherCategory()
+    categories: tuple[Category, ...] = ()
+    placeholders: tuple[str, ...] = _PLACEHOLDERS
+    limits: Limits = Limits()
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> Flow:
+        problems: list[str] = []
+        offending: list[str] = []
+
+        ids = [self.category_question.id, self.other_category.description_id]
+        for category in self.categories:
+            ids.append(category.question.id)
+            ids.extend(s.id for s in category.secondary)
+        companions = [f"{self.category_question.id}{OTHER_SUFFIX}"]
+        companions += [f"{c.question.id}{OTHER_SUFFIX}" for c in self.categories]
+        duplicates = sorted({i for i in ids + companions if (ids + companions).count(i) > 1})
+        if duplicates:
+            problems.append("question ids are not unique: " + ", ".join(duplicates))
+            offending += duplicates
+        for qid in ids:
+            if qid.endswith(OTHER_SUFFIX):
+                problems.append(f"question id {qid!r} ends with the reserved {OTHER_SUFFIX!r}")
+                offending.append(qid)
+
+        names = [c.name for c in self.categories] + [self.other_category.name]
+        lowered = [n.casefold() for n in names]
+        clashing = sorted({n for n in names if lowered.count(n.casefold()) > 1})
+        if clashing:
+            problems.append("category names are not unique: " + ", ".join(clashing))
+            offending += clashing
+
+        other = self.other_option.casefold()
+        for category in self.categories:
+            options = [o.casefold() for o in category.question.options]
+            bad = sorted({o for o in category.question.options if options.count(o.casefold()) > 1})
+            if bad:
+                problems.append(f"{category.question.id}: options are not unique: {', '.join(bad)}")
+                offending.append(category.question.id)
+            if other in options or "other" in options:
+                problems.append(
+                    f"{category.question.id}: lists {self.other_option!r} itself; "
+                    "it is appended to every choice question"
+                )
+                offending.append(category.question.id)
+            blank = [k for k in category.keywords if not k.strip()]
+            if blank:
+                problems.append(f"{category.name}: empty keyword")
+                offending.append(category.name)
+        if problems:
+            raise InvalidFlow("; ".join(problems), ids=tuple(dict.fromkeys(offending)))
+        return self
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A short, stable digest of the flow's content; snapshots carry it (C9)."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    def category(self, name: str) -> Category | None:
+        """The category called ``name`` (exact name), or None."""
+        for category in self.categories:
+            if category.name == name:
+                return category
+        return None
+
+
+_DEFAULT_CATEGORIES: tuple[dict[str, Any], ...] = (
+    {
+        "name": "Frontend",
+        "hint": "task",
+        "question": {
+            "id": "frontend_framework",
+            "text": "Which framework?",
+            "options": ("React", "Vue", "Svelte"),
+            "field": "Framework",
+        },
+        "secondary": ({"id": "styling", "field": "Styling"},),
+        "keywords": ("frontend", "front end", "ui", "react", "component"),
+    },
+    {
+        "name": "Backend",
+        "hint": "adr",
+        "question": {
+            "id": "backend_api_style",
+            "text": "Which API style?",
+            "options": ("REST", "GraphQL", "gRPC"),
+            "field": "API_Style",
+        },
+        "secondary": ({"id": "backend_framework", "field": "Framework"},),
+        "keywords": ("api", "endpoint", "backend", "back end"),
+    },
+    {
+        "name": "Database",
+        "hint": "adr",
+        "question": {
+            "id": "db_type",
+            "text": "Which database type?",
+            "options": ("PostgreSQL", "MySQL", "MongoDB"),
+            "field": "Type",
+        },
+        "secondary": ({"id": "db_orm", "field": "ORM"},),
+        "keywords": ("database", "db", "postgres", "postgresql", "mysql"),
+    },
+    {
+        "name": "Authentication",
+        "hint": "adr",
+        "question": {
+            "id": "auth_strategy",
+            "text": "Which authentication approach?",
+            "options": ("OAuth", "Email/Password", "Magic Link"),
+            "field": "Strategy",
+        },
+        "secondary": ({"id": "auth_library", "field": "Library"},),
+        "keywords": (
+            "auth",
+            "authentication",
+            "authenticate",
+            "authorization",
+            "authorisation",
+            "login",
+            "oauth",
+            "oauth2",
+            "jwt",
+        ),
+    },
+    {
+        "name": "Infra",
+        "hint": "adr",
+        "question": {
+            "id": "infra_hosting",
+            "text": "Which hosting approach?",
+            "options": ("Cloud", "Self-hosted", "Serverless"),
+            "field": "Hosting",
+        },
+        "secondary": ({"id": "infra_ci_cd", "field": "CI_CD"},),
+        "keywords": (
+            "deploy",
+            "deployment",
+            "docker",
+            "dockerfile",
+            "ci",
+            "infra",
+            "infrastructure",
+        ),
+    },
+)
+
+
+@cache
+def default_flow() -> Flow:
+    """The spec's flow: spec §3 to §9 as refined by DESIGN.md C2 and C4. Always the same object."""
+    return Flow.model_validate({"categories": _DEFAULT_CATEGORIES})
+
+
+def load_flow(path: str | Path) -> Flow:
+    """Load a flow from a TOML file; unknown keys and broken definitions raise InvalidFlow.
+
+    Keys left out take the default flow's values, except ``categories``, which a file that names
+    any category replaces whole.
+    """
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidFlow(f"cannot read flow file {source}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidFlow(f"{source} is not valid TOML: {exc}") from None
+    return flow_from_data(data, source=str(source))
+
+
+def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
+    """Build a flow from plain data (as parsed from TOML), refusing unknown keys by name."""
+    if "categories" not in data:
+        data = {**data, "categories": _DEFAULT_CATEGORIES}
+    try:
+        return Flow.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            cause = error.get("ctx", {}).get("error")
+            if isinstance(cause, InvalidFlow):
+                raise InvalidFlow(f"{source}: {cause}", ids=cause.ids) from None
+        unknown = [_dotted(e["loc"]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        other = [
+            f"{_dotted(e['loc'])}: {e['msg']}"
+            for e in exc.errors()
+            if e["type"] != "extra_forbidden"
+        ]
+        parts = []
+        if unknown:
+            parts.append("unknown keys: " + ", ".join(unknown))
+        parts += other
+        raise InvalidFlow(f"{source}: " + "; ".join(parts), ids=tuple(unknown)) from None
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)

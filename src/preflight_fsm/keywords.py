@@ -1,0 +1,69 @@
+"""Word-based keyword matching (C4): words, never substrings.
+
+The text is lower-cased and split on every non-alphanumeric character. A keyword matches a word
+equal to it or to it plus "s"; a keyword of several words matches those words in a row, the last
+one optionally plus "s". So "author" matches nothing, "components" matches "component" and
+"front-end" matches "front end".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+__all__ = ["KeywordIndex", "words"]
+
+_NON_ALNUM = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> tuple[str, ...]:
+    """The lower-cased alphanumeric words of ``text``, in order."""
+    return tuple(_NON_ALNUM.findall(text.lower()))
+
+
+class KeywordIndex:
+    """Keyword lists compiled once per flow; :meth:`categories` answers in flow order."""
+
+    __slots__ = ("_order", "_phrases", "_single")
+
+    def __init__(self, keywords: Mapping[str, Iterable[str]]) -> None:
+        self._order = tuple(keywords)
+        self._single: dict[str, set[str]] = {}
+        self._phrases: list[tuple[tuple[str, ...], str]] = []
+        for category, listed in keywords.items():
+            for keyword in listed:
+                parts = words(keyword)
+                if len(parts) == 1:
+                    for form in (parts[0], parts[0] + "s"):
+                        self._single.setdefault(form, set()).add(category)
+                elif parts:
+                    self._phrases.append((parts, category))
+
+    def categories(self, text: str) -> tuple[str, ...]:
+        """Every category whose keywords occur in ``text`` as words, in flow order."""
+        found: set[str] = set()
+        text_words = words(text)
+        single = self._single
+        for word in text_words:
+            hit = single.get(word)
+            if hit:
+                found |= hit
+        for phrase, category in self._phrases:
+            if category not in found and _contains(text_words, phrase):
+                found.add(category)
+        return tuple(c for c in self._order if c in found)
+
+    def only_category(self, text: str) -> str | None:
+        """The one category ``text`` names, or None when it names none or several."""
+        matched = self.categories(text)
+        return matched[0] if len(matched) == 1 else None
+
+
+def _contains(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    size = len(phrase)
+    head, last = phrase[:-1], phrase[-1]
+    for start in range(len(text_words) - size + 1):
+        window = text_words[start : start + size]
+        if window[:-1] == head and window[-1] in (last, last + "s"):
+            return True
+    return False
