@@ -1,0 +1,152 @@
+"""MockLLMAdapter: the spec §9 API, stateless and pure (C8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from preflight_fsm import ClarificationMachine, DecisionPatch, InvalidSnapshot, MockLLMAdapter
+
+ADAPTER = MockLLMAdapter()
+OTHER = "Other (specify)"
+
+
+@dataclass(frozen=True)
+class PreflightsLikeSnapshot:
+    """The four fields of Preflights' SessionSnapshot dataclass."""
+
+    intention: str
+    asked_questions: tuple[str, ...]
+    answered_questions: tuple[str, ...]
+    missing_info: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Schema:
+    categories: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Config:
+    schema: Schema
+
+
+def test_generate_questions_without_state_is_turn_one() -> None:
+    """C8: without session_state, generate_questions answers turn 1."""
+    response = ADAPTER.generate_questions("Improve the feedback form", None)
+    assert ["change_category", "change_category__other"] == [q.id for q in response.questions]
+    assert (("change_category",), "unsure", 0.0) == (
+        response.missing_info,
+        response.decision_hint,
+        response.progress,
+    )
+
+
+def test_generate_questions_with_a_snapshot_answers_that_turn() -> None:
+    """C8: with a session_state, the response is the turn that snapshot stands at."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Infra"})
+    response = ADAPTER.generate_questions("ignored", None, session_state=machine.snapshot())
+    assert machine.turn.to_llm_response() == response
+
+
+def test_generate_questions_accepts_preflights_dataclass_snapshots() -> None:
+    """C8/C9: Preflights' own four-field SessionSnapshot restores to a position."""
+    state = PreflightsLikeSnapshot(
+        "Add OAuth login", ("auth_strategy", "auth_strategy__other"), (), ("auth_strategy",)
+    )
+    response = ADAPTER.generate_questions("Add OAuth login", None, session_state=state)
+    assert ("auth_strategy",) == response.missing_info
+
+
+def test_generate_questions_with_nothing_missing_asks_nothing() -> None:
+    """C9: an empty missing_info in a minimal snapshot gives no questions and progress 1.0."""
+    state = PreflightsLikeSnapshot("Add OAuth login", ("auth_strategy",), ("auth_strategy",), ())
+    response = ADAPTER.generate_questions("Add OAuth login", None, session_state=state)
+    assert ((), (), 1.0) == (response.questions, response.missing_info, response.progress)
+
+
+def test_generate_questions_refuses_a_broken_snapshot() -> None:
+    """C9: an invalid session_state raises InvalidSnapshot."""
+    with pytest.raises(InvalidSnapshot):
+        ADAPTER.generate_questions("x", None, session_state="{not json")
+
+
+def test_generate_questions_accepts_and_ignores_preflights_keywords() -> None:
+    """C8: debug_llm= and repo_path= are accepted and ignored."""
+    plain = ADAPTER.generate_questions("Add OAuth login", None)
+    assert plain == ADAPTER.generate_questions(
+        "Add OAuth login", None, None, None, debug_llm=True, repo_path="/tmp"
+    )
+
+
+@pytest.mark.parametrize(
+    ("intention", "answers", "patch"),
+    [
+        (
+            "Add OAuth login",
+            {"auth_strategy": "OAuth"},
+            DecisionPatch(category="Authentication", fields=(("Strategy", "OAuth"),)),
+        ),
+        (
+            "Improve the feedback form",
+            {"change_category": "Database", "db_type": "MySQL", "core_scope": "all"},
+            DecisionPatch(category="Database", fields=(("Type", "MySQL"),)),
+        ),
+        (
+            "Improve the feedback form",
+            {"change_category": OTHER, "change_category__other": "Billing"},
+            DecisionPatch(category="Other", fields=(("Description", "Improve the feedback form"),)),
+        ),
+        (
+            "Add OAuth login",
+            {"auth_strategy": OTHER, "auth_strategy__other": "SAML"},
+            DecisionPatch(category="Authentication", fields=(("Strategy", "SAML"),)),
+        ),
+    ],
+    ids=["shortcut", "two-phase-with-unknown-ids", "custom-category", "other-field"],
+)
+def test_extract_replays_the_answers(
+    intention: str, answers: dict[str, Any], patch: DecisionPatch
+) -> None:
+    """C8: extract replays answers on a fresh machine, ignoring ids it does not know."""
+    assert patch == ADAPTER.extract_decision_patch(intention, answers, None)
+
+
+@pytest.mark.parametrize(
+    ("intention", "answers"),
+    [
+        ("Improve the feedback form", {}),
+        ("Improve the feedback form", {"change_category": "Database"}),
+        ("Add OAuth login", {"auth_strategy": "TBD"}),
+        ("Add OAuth login", {"auth_strategy": OTHER}),
+        ("Add OAuth login", {"auth_strategy": ["OAuth", "SAML"]}),
+        ("Add OAuth login", {"auth_strategy": 3}),
+        ("", {"auth_strategy": "OAuth"}),
+    ],
+    ids=["nothing", "field-missing", "placeholder", "text-owed", "two-values", "not-text", "bad"],
+)
+def test_extract_returns_none_instead_of_raising(intention: str, answers: dict[str, Any]) -> None:
+    """C8: no patch -> None; invalid values and intentions give None, never an exception."""
+    assert ADAPTER.extract_decision_patch(intention, answers, None) is None
+
+
+def test_a_heuristics_schema_bounds_the_patch() -> None:
+    """C8: a patch whose category or fields the schema lacks becomes None."""
+    answers = {"auth_strategy": "OAuth", "auth_library": "Auth.js"}
+    allows = Config(Schema((("Authentication", ("Strategy", "Library")),)))
+    lacks_field = Config(Schema((("Authentication", ("Strategy",)),)))
+    lacks_category = Config(Schema((("Database", ("Type",)),)))
+    assert ADAPTER.extract_decision_patch("Add OAuth login", answers, allows) is not None
+    assert ADAPTER.extract_decision_patch("Add OAuth login", answers, lacks_field) is None
+    assert ADAPTER.extract_decision_patch("Add OAuth login", answers, lacks_category) is None
+
+
+def test_the_adapter_keeps_no_state_between_calls() -> None:
+    """C8: stateless: the same call gives the same answer whatever came before."""
+    first = ADAPTER.generate_questions("Add OAuth login", None)
+    ADAPTER.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, None)
+    assert first == ADAPTER.generate_questions("Add OAuth login", None)
+    assert not hasattr(ADAPTER, "__dict__")

@@ -1,0 +1,209 @@
+"""The flow as frozen data (C2, C4): the default equals the spec's tables; TOML flows load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from preflight_fsm import ClarificationMachine, InvalidFlow, default_flow, load_flow
+from preflight_fsm.flow import flow_from_data
+
+SPEC_QUESTIONS = {
+    # category: (question id, text, options, field, hint, secondary)
+    "Authentication": (
+        "auth_strategy",
+        "Which authentication approach?",
+        ("OAuth", "Email/Password", "Magic Link"),
+        "Strategy",
+        "adr",
+        (("auth_library", "Library"),),
+    ),
+    "Database": (
+        "db_type",
+        "Which database type?",
+        ("PostgreSQL", "MySQL", "MongoDB"),
+        "Type",
+        "adr",
+        (("db_orm", "ORM"),),
+    ),
+    "Frontend": (
+        "frontend_framework",
+        "Which framework?",
+        ("React", "Vue", "Svelte"),
+        "Framework",
+        "task",
+        (("styling", "Styling"),),
+    ),
+    "Backend": (
+        "backend_api_style",
+        "Which API style?",
+        ("REST", "GraphQL", "gRPC"),
+        "API_Style",
+        "adr",
+        (("backend_framework", "Framework"),),
+    ),
+    "Infra": (
+        "infra_hosting",
+        "Which hosting approach?",
+        ("Cloud", "Self-hosted", "Serverless"),
+        "Hosting",
+        "adr",
+        (("infra_ci_cd", "CI_CD"),),
+    ),
+}
+
+
+def test_default_flow_equals_the_spec_tables() -> None:
+    """C2: questions, options, patch fields, hints and secondaries of spec §3.2/§5.1/§6."""
+    flow = default_flow()
+    actual = {
+        c.name: (
+            c.question.id,
+            c.question.text,
+            c.question.options,
+            c.question.field,
+            c.hint,
+            tuple((s.id, s.field) for s in c.secondary),
+        )
+        for c in flow.categories
+    }
+    assert SPEC_QUESTIONS == actual
+    assert [
+        "Frontend",
+        "Backend",
+        "Database",
+        "Authentication",
+        "Infra",
+    ] == [c.name for c in flow.categories]
+    assert ("change_category", "What type of change is this?") == (
+        flow.category_question.id,
+        flow.category_question.text,
+    )
+    assert ("Other", "description", "Description", "unsure") == (
+        flow.other_category.name,
+        flow.other_category.description_id,
+        flow.other_category.field,
+        flow.other_category.hint,
+    )
+    assert 3 == flow.limits.max_turns
+
+
+def test_default_keywords_include_spec_section_9() -> None:
+    """C4: spec §9's keywords are all in the default lists."""
+    keywords = {c.name: set(c.keywords) for c in default_flow().categories}
+    assert {"auth", "login", "oauth", "jwt"} <= keywords["Authentication"]
+    assert {"database", "db", "postgres", "mysql"} <= keywords["Database"]
+    assert {"frontend", "ui", "react", "component"} <= keywords["Frontend"]
+    assert {"api", "endpoint", "backend"} <= keywords["Backend"]
+    assert {"deploy", "docker", "ci", "infra"} <= keywords["Infra"]
+
+
+def test_flows_are_frozen() -> None:
+    """Flow as data: a flow cannot be changed after it is built."""
+    with pytest.raises(ValidationError):
+        default_flow().name = "changed"  # type: ignore[misc]
+
+
+def test_fingerprint_is_stable_and_content_based() -> None:
+    """C9: the fingerprint depends on the content only."""
+    same = flow_from_data({})
+    other = flow_from_data({"name": "custom"})
+    assert default_flow().fingerprint == same.fingerprint
+    assert default_flow().fingerprint != other.fingerprint
+
+
+PAYMENTS = """
+name = "payments"
+
+[[categories]]
+name = "Payments"
+hint = "adr"
+keywords = ["stripe", "payment", "billing"]
+
+[categories.question]
+id = "payment_provider"
+text = "Which payment provider?"
+options = ["Stripe", "Adyen"]
+field = "Provider"
+
+[[categories.secondary]]
+id = "payment_currency"
+field = "Currency"
+"""
+
+
+def test_a_toml_flow_runs_a_session(tmp_path: Path) -> None:
+    """A flow loaded from TOML drives the machine with its own questions and keywords."""
+    path = tmp_path / "payments.toml"
+    path.write_text(PAYMENTS)
+    flow = load_flow(path)
+    machine = ClarificationMachine("Add Stripe checkout", flow)
+    assert ["payment_provider", "payment_provider__other"] == [q.id for q in machine.turn.questions]
+    turn = machine.step({"payment_provider": "adyen", "payment_currency": "EUR"})
+    assert turn.patch is not None
+    assert ("Payments", (("Provider", "Adyen"), ("Currency", "EUR"))) == (
+        turn.patch.category,
+        turn.patch.fields,
+    )
+
+
+def test_unknown_keys_are_refused_with_their_names(tmp_path: Path) -> None:
+    """A flow file with keys it does not know fails, naming each of them."""
+    path = tmp_path / "bad.toml"
+    path.write_text("x = 1\n" + PAYMENTS.replace('hint = "adr"', 'hint = "adr"\ncolour = "red"'))
+    with pytest.raises(InvalidFlow) as info:
+        load_flow(path)
+    assert "categories.0.colour" in str(info.value)
+    assert "x" in info.value.ids
+
+
+def test_duplicate_question_ids_fail_with_the_ids() -> None:
+    """A broken flow fails when built, naming the offending ids."""
+    data = {
+        "categories": [
+            {
+                "name": name,
+                "hint": "adr",
+                "question": {"id": "same_id", "text": "?", "options": ["A"], "field": "F"},
+            }
+            for name in ("One", "Two")
+        ]
+    }
+    with pytest.raises(InvalidFlow, match="same_id") as info:
+        flow_from_data(data)
+    assert "same_id" in info.value.ids
+
+
+def test_a_flow_without_categories_fails_naming_the_unreachable_state() -> None:
+    """STYLE 5: the machine is checked when built; a state no edge reaches is named."""
+    flow = flow_from_data({"name": "empty", "categories": []})
+    with pytest.raises(InvalidFlow, match="NeedPrimaryField") as info:
+        ClarificationMachine("anything at all", flow)
+    assert "NeedPrimaryField" in info.value.ids
+
+
+def test_unreadable_and_malformed_files_fail_clearly(tmp_path: Path) -> None:
+    """A missing file or broken TOML raises InvalidFlow saying which."""
+    with pytest.raises(InvalidFlow, match="cannot read"):
+        load_flow(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = ")
+    with pytest.raises(InvalidFlow, match="not valid TOML"):
+        load_flow(broken)
+
+
+def test_other_option_may_not_be_listed_as_an_option() -> None:
+    """C2: "Other (specify)" is appended to every choice question, never listed."""
+    data = {
+        "categories": [
+            {
+                "name": "One",
+                "hint": "adr",
+                "question": {"id": "q", "text": "?", "options": ["A", "Other"], "field": "F"},
+            }
+        ]
+    }
+    with pytest.raises(InvalidFlow, match="appended"):
+        flow_from_data(data)

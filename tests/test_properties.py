@@ -1,0 +1,256 @@
+"""Hypothesis properties: determinism, snapshot round trips, C3/C7 invariants, hostile input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from preflight_fsm import (
+    ClarificationMachine,
+    InvalidAnswers,
+    InvalidIntention,
+    InvalidSnapshot,
+    SessionFinished,
+    Turn,
+    default_flow,
+)
+from preflight_fsm.flow import OTHER_SUFFIX
+
+FLOW = default_flow()
+OTHER = FLOW.other_option
+PLACEHOLDERS = list(FLOW.placeholders)
+KNOWN_IDS = sorted(
+    {FLOW.category_question.id, f"{FLOW.category_question.id}{OTHER_SUFFIX}", "description"}
+    | {c.question.id for c in FLOW.categories}
+    | {f"{c.question.id}{OTHER_SUFFIX}" for c in FLOW.categories}
+    | {s.id for c in FLOW.categories for s in c.secondary}
+)
+WORDS = [
+    "auth", "login", "db", "postgres", "ui", "react", "api", "endpoint", "deploy", "docker",
+    "author", "feedback", "build", "social", "add", "the", "fix", "billing", "front", "end",
+]  # fmt: skip
+OPTIONS = [o for c in FLOW.categories for o in c.question.options] + [
+    c.name for c in FLOW.categories
+]
+
+intentions = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    st.text(min_size=1, max_size=60).filter(lambda t: t.strip() != ""),
+)
+plain_values = st.one_of(
+    st.sampled_from(OPTIONS),
+    st.sampled_from([OTHER, "other", "none", "SAML", "the database", "front end stuff"]),
+    st.sampled_from([*PLACEHOLDERS, "", "  "]),
+    st.text(max_size=30),
+)
+values = st.one_of(
+    plain_values,
+    st.none(),
+    st.lists(plain_values, max_size=3),
+    st.integers(),
+    st.text(min_size=495, max_size=510),
+)
+answer_dicts = st.dictionaries(
+    st.one_of(st.sampled_from(KNOWN_IDS), st.text(max_size=12)), values, max_size=6
+)
+# Answers that mostly make progress: the pending key plus some volunteered ones.
+well_formed = st.dictionaries(st.sampled_from(KNOWN_IDS), plain_values, max_size=4)
+
+
+def pending_key(machine: ClarificationMachine) -> str | None:
+    questions = machine.turn.questions
+    return questions[0].id if questions else None
+
+
+def play(intention: str, steps: list[dict[str, Any]]) -> list[Turn | str]:
+    """Run a session; each step's result is its Turn or the name of the error it raised."""
+    try:
+        machine = ClarificationMachine(intention)
+    except InvalidIntention:
+        return ["InvalidIntention"]
+    results: list[Turn | str] = [machine.turn]
+    for answers in steps:
+        key = pending_key(machine)
+        if key is not None and key not in answers:
+            answers = {**answers, key: answers.get(key, OPTIONS[len(answers) % len(OPTIONS)])}
+        try:
+            results.append(machine.step(answers))
+        except (InvalidAnswers, SessionFinished) as exc:
+            results.append(type(exc).__name__)
+    return results
+
+
+def assert_invariants(turn: Turn) -> None:
+    visible = [q for q in turn.questions if not q.optional]
+    assert len(turn.questions) <= 2, "C3: never more than 2 questions"
+    assert len(visible) <= 1, "C3: never 2 field questions"
+    assert turn.number <= FLOW.limits.max_turns, "C3: at most 3 question turns"
+    assert all(OTHER_SUFFIX not in key for key in turn.missing_info), "C7: no __other keys"
+    assert (turn.missing_info == ()) == (turn.progress == 1.0) == (turn.state == "Done"), "C7"
+    assert turn.progress in (0.0, 0.5, 1.0)
+    assert turn.decision_hint in ("task", "adr", "unsure")
+    assert (turn.patch is not None) == (turn.state == "Done"), "a patch exactly in Done"
+    if turn.state in ("Done", "NoPatch"):
+        assert () == turn.questions
+    else:
+        assert 1 == len(turn.missing_info), "C7: one blocking key per question turn"
+        assert turn.questions, "a question state asks something"
+    if turn.patch is not None:
+        for name, value in turn.patch.fields:
+            assert value.strip() == value != "", f"C6: {name} is empty or unstripped"
+            assert value.casefold() not in PLACEHOLDERS, f"C6: {name} holds a placeholder"
+
+
+@given(intentions, st.lists(well_formed, max_size=4))
+def test_same_inputs_give_the_same_outputs(intention: str, steps: list[dict[str, Any]]) -> None:
+    """Spec §2.1: the same intention and answers always give the same turns."""
+    assert play(intention, steps) == play(intention, steps)
+
+
+@given(intentions, st.lists(well_formed, max_size=4))
+def test_every_turn_keeps_the_c3_and_c7_invariants(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C3/C7: question budget, lock, missing_info/progress agreement, clean patches."""
+    for result in play(intention, steps):
+        if isinstance(result, Turn):
+            assert_invariants(result)
+
+
+@given(intentions, st.lists(well_formed, min_size=1, max_size=4))
+def test_a_restored_machine_steps_exactly_like_the_original(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C9: at every turn, snapshot -> JSON -> restore gives a machine that steps identically."""
+    try:
+        machine = ClarificationMachine(intention)
+    except InvalidIntention:
+        return
+    for answers in steps:
+        if machine.finished:
+            break
+        restored = ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json())
+        assert machine.snapshot() == restored.snapshot()
+        outcomes = []
+        for m in (machine, restored):
+            try:
+                outcomes.append(m.step(answers))
+            except InvalidAnswers as exc:
+                outcomes.append(exc.feedback)
+        assert outcomes[0] == outcomes[1]
+        assert machine.snapshot() == restored.snapshot()
+
+
+@given(intentions, st.lists(answer_dicts, max_size=4))
+def test_random_answers_raise_only_documented_errors(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C5: any answers give a turn or InvalidAnswers/SessionFinished, never a bad patch."""
+    try:
+        machine = ClarificationMachine(intention)
+    except InvalidIntention:
+        return
+    for answers in steps:
+        before = machine.snapshot()
+        try:
+            turn = machine.step(answers)
+        except InvalidAnswers as exc:
+            json.dumps(exc.feedback)
+            assert before == machine.snapshot(), "a refused step changes nothing"
+            continue
+        except SessionFinished:
+            assert machine.finished
+            continue
+        assert_invariants(turn)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+SNAPSHOT_KEYS = [
+    "intention", "asked_questions", "answered_questions", "missing_info", "schema_version",
+    "flow", "flow_fingerprint", "state", "category", "other_for", "answers", "turn", "trace",
+    "digest",
+]  # fmt: skip
+snapshot_like = st.dictionaries(
+    st.sampled_from(SNAPSHOT_KEYS),
+    st.one_of(
+        json_values,
+        st.sampled_from(KNOWN_IDS).map(lambda k: [k]),
+        st.sampled_from(["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]),
+    ),
+)
+
+
+@given(st.one_of(json_values, snapshot_like))
+def test_random_json_as_a_snapshot_raises_only_invalid_snapshot(data: Any) -> None:
+    """C9: random JSON restores or raises InvalidSnapshot; a restored one keeps the invariants."""
+    try:
+        machine = ClarificationMachine.from_snapshot(json.dumps(data))
+    except InvalidSnapshot:
+        return
+    assert_invariants(machine.turn)
+
+
+@given(intentions, st.lists(well_formed, min_size=1, max_size=4))
+def test_a_session_snapshot_with_a_changed_field_is_refused(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C9: editing a real snapshot's content is refused (digest), never half-restored."""
+    results = play(intention, [])
+    if results == ["InvalidIntention"]:
+        return
+    machine = ClarificationMachine(intention)
+    for answers in steps:
+        try:
+            machine.step(answers)
+        except (InvalidAnswers, SessionFinished):
+            break
+    data = json.loads(machine.snapshot().model_dump_json())
+    data["turn"] = data["turn"] + 1
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "digest" == info.value.field
+
+
+@given(
+    intentions,
+    st.lists(well_formed, max_size=3),
+    st.sampled_from(SNAPSHOT_KEYS[:-1]),
+    st.one_of(
+        json_values,
+        st.sampled_from(KNOWN_IDS + OPTIONS + ["NeedOther", "Done", "NoPatch", "Other"]),
+        st.lists(st.sampled_from(KNOWN_IDS), max_size=3),
+        st.dictionaries(st.sampled_from(KNOWN_IDS), st.sampled_from([*OPTIONS, OTHER, "x"])),
+    ),
+)
+def test_an_undigested_edit_restores_consistently_or_is_refused(
+    intention: str, steps: list[dict[str, Any]], key: str, value: Any
+) -> None:
+    """C9: without a digest, any one-field edit is refused or restores to a coherent session."""
+    if play(intention, []) == ["InvalidIntention"]:
+        return
+    machine = ClarificationMachine(intention)
+    for answers in steps:
+        try:
+            machine.step(answers)
+        except (InvalidAnswers, SessionFinished):
+            break
+    data = json.loads(machine.snapshot().model_dump_json())
+    data[key] = value
+    data["digest"] = None
+    try:
+        restored = ClarificationMachine.from_snapshot(data)
+    except InvalidSnapshot:
+        return
+    assert_invariants(restored.turn)
+    again = ClarificationMachine.from_snapshot(restored.snapshot().model_dump_json())
+    assert restored.snapshot() == again.snapshot()

@@ -1,0 +1,292 @@
+"""Snapshots (C9): exact round trips, minimal Preflights form, refusals that name the field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from preflight_fsm import (
+    ClarificationMachine,
+    InvalidSnapshot,
+    SessionSnapshot,
+    SnapshotFlowMismatch,
+    SnapshotVersionError,
+)
+from preflight_fsm import snapshot as snapshot_module
+from preflight_fsm.flow import flow_from_data
+
+OTHER = "Other (specify)"
+
+
+def in_need_other() -> ClarificationMachine:
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": OTHER})
+    return machine
+
+
+def as_dict(machine: ClarificationMachine) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(machine.snapshot().model_dump_json())
+    return data
+
+
+def tampered(data: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """The snapshot with ``changes`` and no digest, as a hand-edited snapshot would be."""
+    return {**data, **changes, "digest": None}
+
+
+def test_round_trip_through_json_restores_exactly() -> None:
+    """C9: a restored machine has the same snapshot and steps exactly like the original."""
+    original = in_need_other()
+    restored = ClarificationMachine.from_snapshot(original.snapshot().model_dump_json())
+    assert original.snapshot() == restored.snapshot()
+    answers = {"change_category__other": "the postgres db"}
+    assert original.step(answers) == restored.step(answers)
+    assert original.snapshot() == restored.snapshot()
+
+
+@pytest.mark.parametrize("form", ["model", "json-str", "json-bytes", "dict"])
+def test_from_snapshot_accepts_every_documented_form(form: str) -> None:
+    """C9: a SessionSnapshot, its JSON as str or bytes, or a dict."""
+    snapshot = in_need_other().snapshot()
+    given: Any = {
+        "model": snapshot,
+        "json-str": snapshot.model_dump_json(),
+        "json-bytes": snapshot.model_dump_json().encode(),
+        "dict": snapshot.model_dump(mode="json"),
+    }[form]
+    assert snapshot == ClarificationMachine.from_snapshot(given).snapshot()
+
+
+def test_snapshot_lists_asked_and_answered_ids() -> None:
+    """C9: asked_questions holds every id a turn returned; answered the recorded ones."""
+    snapshot = in_need_other().snapshot()
+    assert ("change_category", "change_category__other") == snapshot.asked_questions
+    assert ("change_category",) == snapshot.answered_questions
+    assert ("change_category",) == snapshot.missing_info
+    assert "NeedOther" == snapshot.state
+
+
+def test_the_trace_records_every_transition_with_its_guards() -> None:
+    """C9: the trace holds (turn, trigger, source, dest, guards) of every transition."""
+    machine = in_need_other()
+    machine.step({"change_category__other": "database"})
+    machine.step({"db_type": "MySQL"})
+    assert [
+        (1, "answer", "NeedCategory", "NeedOther"),
+        (2, "answer", "NeedOther", "NeedPrimaryField"),
+        (3, "answer", "NeedPrimaryField", "Done"),
+    ] == [(t.turn, t.trigger, t.source, t.dest) for t in machine.snapshot().trace]
+
+
+def test_an_edited_snapshot_is_refused_by_its_digest() -> None:
+    """C9: changing any field of a digested snapshot is detected."""
+    data = as_dict(in_need_other())
+    data["intention"] = "Something else entirely"
+    with pytest.raises(InvalidSnapshot, match="digest"):
+        ClarificationMachine.from_snapshot(data)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"colour": "red"}, "colour"),
+        ({"state": "Flying"}, "state"),
+        ({"turn": "2"}, "turn"),
+        ({"turn": 9}, "turn"),
+        ({"state": "NeedCategory"}, "other_for"),
+        ({"state": "Done"}, "other_for"),
+        ({"other_for": "db_type"}, "other_for"),
+        ({"category": "Database"}, "category"),
+        ({"answers": {}}, "answers"),
+        ({"answers": {"change_category": "Flying"}}, "answers.change_category"),
+        ({"answers": {"change_category": OTHER, "nope": "x"}}, "answers.nope"),
+        ({"answers": {"change_category": OTHER, "change_category__other": "x"}}, "answers"),
+        ({"missing_info": ["db_type"]}, "missing_info"),
+        ({"answered_questions": []}, "answered_questions"),
+        ({"asked_questions": ["change_category"]}, "asked_questions"),
+        ({"trace": []}, "trace"),
+        ({"intention": "   "}, "intention"),
+        ({"flow": "payments"}, "flow"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_contradictions_are_refused_naming_the_field(changes: dict[str, Any], field: str) -> None:
+    """C9: unknown keys, bad types and fields contradicting the state name the field."""
+    data = tampered(as_dict(in_need_other()), **changes)
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert field == info.value.field
+
+
+def test_a_trace_that_is_not_a_walk_is_refused() -> None:
+    """C9: every trace step must be an edge of the machine continuing the path."""
+    data = as_dict(in_need_other())
+    data["trace"][0]["guards"] = ["pending_question_answered"]
+    with pytest.raises(InvalidSnapshot, match="not an edge") as info:
+        ClarificationMachine.from_snapshot(tampered(data))
+    assert "trace.0" == info.value.field
+
+
+@pytest.mark.parametrize("version", [0, 2, "1", None])
+def test_unknown_schema_versions_are_refused(version: Any) -> None:
+    """C9: a schema_version this release cannot read or migrate raises SnapshotVersionError."""
+    data = tampered(as_dict(in_need_other()), schema_version=version)
+    with pytest.raises(SnapshotVersionError) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "schema_version" == info.value.field
+
+
+def test_a_missing_schema_version_means_the_current_one() -> None:
+    """C9: no schema_version -> the current one."""
+    data = as_dict(in_need_other())
+    del data["schema_version"]
+    data["digest"] = None
+    assert "NeedOther" == ClarificationMachine.from_snapshot(data).state
+
+
+@pytest.fixture
+def version_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend the format moved to version 2, which renamed ``other_for`` to ``awaiting``."""
+
+    def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+        data["awaiting"] = data.pop("other_for", None)
+        return data
+
+    monkeypatch.setattr(snapshot_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(snapshot_module.MIGRATIONS, 1, upgrade)
+
+
+def test_migrations_run_in_order_before_validation(version_two: None) -> None:
+    """C9: older versions go through the MIGRATIONS registry before validation."""
+    data = tampered(as_dict(in_need_other()), schema_version=1)
+    with pytest.raises(InvalidSnapshot) as info:
+        snapshot_module.parse_snapshot(data)
+    # The migrated dict reached validation: the current model knows no `awaiting` key.
+    assert "awaiting" == info.value.field
+
+
+def test_a_snapshot_of_another_flow_is_refused() -> None:
+    """C9: another flow's fingerprint raises SnapshotFlowMismatch."""
+    custom = flow_from_data({"name": "custom"})
+    machine = ClarificationMachine("Improve the feedback form", custom)
+    with pytest.raises(SnapshotFlowMismatch):
+        ClarificationMachine.from_snapshot(machine.snapshot())
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000],
+    ids=["text", "array", "bad-bytes", "deep", "huge"],
+)
+def test_malformed_json_is_an_invalid_snapshot(raw: str | bytes) -> None:
+    """C9: pydantic's and json's own errors never leak out of from_snapshot."""
+    with pytest.raises(InvalidSnapshot):
+        ClarificationMachine.from_snapshot(raw)
+
+
+# -- Preflights' minimal four-field form ---------------------------------------------------------
+
+
+def minimal(**fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "intention": "Improve the feedback form",
+        "asked_questions": [],
+        "answered_questions": [],
+        "missing_info": [],
+    }
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize(
+    ("fields", "state", "turn", "missing"),
+    [
+        (
+            {"asked_questions": ["change_category"], "missing_info": ["change_category"]},
+            "NeedCategory",
+            1,
+            ("change_category",),
+        ),
+        (
+            {
+                "asked_questions": ["change_category", "change_category__other"],
+                "answered_questions": ["change_category"],
+                "missing_info": ["change_category"],
+            },
+            "NeedOther",
+            2,
+            ("change_category",),
+        ),
+        (
+            {
+                "asked_questions": ["change_category", "db_type"],
+                "answered_questions": ["change_category"],
+                "missing_info": ["db_type"],
+            },
+            "NeedPrimaryField",
+            2,
+            ("db_type",),
+        ),
+        (
+            {
+                "asked_questions": ["auth_strategy", "auth_strategy__other"],
+                "answered_questions": ["auth_strategy"],
+                "missing_info": ["auth_strategy"],
+            },
+            "NeedOther",
+            2,
+            ("auth_strategy",),
+        ),
+    ],
+    ids=["category", "other-category", "field", "other-field"],
+)
+def test_a_minimal_snapshot_restores_to_a_position(
+    fields: dict[str, Any], state: str, turn: int, missing: tuple[str, ...]
+) -> None:
+    """C9: state from missing_info (and answered_questions), turn from visible questions."""
+    machine = ClarificationMachine.from_snapshot(minimal(**fields))
+    assert (state, turn, missing) == (
+        machine.state,
+        machine.turn.number,
+        machine.turn.missing_info,
+    )
+
+
+def test_a_minimal_snapshot_steps_on() -> None:
+    """C9: a restored position takes the next answers like a live session."""
+    machine = ClarificationMachine.from_snapshot(
+        minimal(asked_questions=["db_type", "db_type__other"], missing_info=["db_type"])
+    )
+    turn = machine.step({"db_type": "MongoDB"})
+    assert turn.patch is not None
+    assert ("Database", (("Type", "MongoDB"),)) == (turn.patch.category, turn.patch.fields)
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"missing_info": []}, "missing_info"),
+        ({"missing_info": ["colour"]}, "missing_info"),
+        ({"missing_info": ["db_type", "auth_strategy"]}, "missing_info"),
+        ({"missing_info": ["db_type__other"]}, "missing_info"),
+        ({"missing_info": ["db_type"], "asked_questions": ["nope"]}, "asked_questions"),
+        ({"missing_info": ["db_type"], "category": "Database"}, "category"),
+    ],
+    ids=["empty", "unknown-key", "two-keys", "other-key", "unknown-asked", "partial-full"],
+)
+def test_minimal_snapshots_that_cannot_restore_are_refused(
+    fields: dict[str, Any], field: str
+) -> None:
+    """C9: an empty missing_info cannot restore as a machine; odd keys are named."""
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(minimal(**fields))
+    assert field == info.value.field
+
+
+def test_snapshot_model_is_frozen_and_refuses_unknown_keys() -> None:
+    """C9: SessionSnapshot is a frozen pydantic model with extra keys forbidden."""
+    snapshot = in_need_other().snapshot()
+    with pytest.raises(ValueError, match="frozen"):
+        snapshot.state = "Done"  # type: ignore[misc]
+    assert "forbid" == SessionSnapshot.model_config.get("extra")
