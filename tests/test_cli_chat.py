@@ -1,0 +1,568 @@
+"""`preflight-fsm chat`: rendering and input parsing, the loop, the installed command end to end
+(piped), and the same command under a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
+from preflight_fsm.cli.chat import (
+    PROMPT,
+    ChoiceOutOfRange,
+    Reply,
+    parse_reply,
+    render_feedback,
+    render_outcome,
+    render_turn,
+    run_chat,
+)
+
+TIMEOUT = 10.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
+
+
+def _turn(intention: str, *steps: dict[str, str]) -> Turn:
+    machine = ClarificationMachine(intention)
+    for answers in steps:
+        machine.step(answers)
+    return machine.turn
+
+
+CATEGORY = _turn("Improve the feedback form")  # no keyword: NeedCategory (C4)
+AUTH = _turn("Add OAuth login")  # shortcut: NeedPrimaryField for Authentication (C4)
+AUTH_OTHER = _turn("Add OAuth login", {"auth_strategy": "Other (specify)"})  # NeedOther (C5)
+
+
+# -- rendering -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        (
+            CATEGORY,
+            "What type of change is this?\n  1. Frontend\n  2. Backend\n  3. Database\n"
+            "  4. Authentication\n  5. Infra\n  6. Other (specify)",
+        ),
+        (
+            AUTH,
+            "Which authentication approach?\n  1. OAuth\n  2. Email/Password\n  3. Magic Link\n"
+            "  4. Other (specify)",
+        ),
+        (AUTH_OTHER, "Please specify (Which authentication approach?):"),
+    ],
+    ids=["category-question", "field-question", "need-other-free-text"],
+)
+def test_render_turn_shows_the_visible_question_and_numbered_options(
+    turn: Turn, expected: str
+) -> None:
+    """A turn renders its one visible question (C3) with options 1..n, Other last (C2)."""
+    assert expected == render_turn(turn)
+
+
+def test_render_turn_refuses_a_finished_turn() -> None:
+    """A finished session has no question to render."""
+    with pytest.raises(ValueError, match="asks no question"):
+        render_turn(_turn("Add OAuth login", {"auth_strategy": "OAuth"}))
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        (
+            _turn("Add OAuth login", {"auth_strategy": "OAuth", "auth_library": "Authlib"}),
+            "Category: Authentication\nStrategy: OAuth\nLibrary: Authlib\nDecision hint: adr",
+        ),
+        (
+            _turn("Improve things", {"change_category": "Mobile apps"}),
+            "Category: Other\nDescription: Improve things\nDecision hint: unsure",
+        ),
+        (
+            _turn("Add OAuth login", {"auth_strategy": ""}),
+            "No patch: the session stopped with auth_strategy unresolved.\nDecision hint: adr",
+        ),
+        (
+            _turn("Improve things", {"change_category": ""}),
+            "No patch: the session stopped with change_category unresolved.\nDecision hint: unsure",
+        ),
+    ],
+    ids=["patch-with-secondary", "patch-other-category", "no-patch-field", "no-patch-category"],
+)
+def test_render_outcome_shows_the_patch_or_the_unresolved_key_and_the_hint(
+    turn: Turn, expected: str
+) -> None:
+    """Done prints the category and one line per field (C6); NoPatch names its key (C7)."""
+    assert expected == render_outcome(turn)
+
+
+def test_render_outcome_refuses_an_unfinished_turn() -> None:
+    """Only a finished session has an outcome to print."""
+    with pytest.raises(ValueError, match="no outcome yet"):
+        render_outcome(AUTH)
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [
+        (
+            {"auth_strategy": "\x07"},
+            "Not accepted: auth_strategy holds control characters (U+0007). Expected one of: "
+            "OAuth, Email/Password, Magic Link, Other (specify) "
+            "(or your own text, as for Other (specify)).",
+        ),
+        (
+            {"auth_strategy": "x" * 501},
+            "Not accepted: auth_strategy is 501 characters long; the limit is 500. Expected one "
+            "of: OAuth, Email/Password, Magic Link, Other (specify) "
+            "(or your own text, as for Other (specify)).",
+        ),
+        (
+            {},
+            "Not accepted: auth_strategy is missing. Expected one of: OAuth, Email/Password, "
+            "Magic Link, Other (specify) (or your own text, as for Other (specify)).",
+        ),
+        (
+            {"auth_strategy": "OAuth", "colour": "blue"},
+            "Not accepted: unknown question ids: colour.",
+        ),
+    ],
+    ids=["control-character", "too-long", "missing", "unknown-id"],
+)
+def test_render_feedback_says_what_was_refused_and_what_is_expected(
+    answers: dict[str, str], expected: str
+) -> None:
+    """InvalidAnswers' structured feedback (C5) reads as one sentence per issue."""
+    machine = ClarificationMachine("Add OAuth login")
+    with pytest.raises(InvalidAnswers) as refused:
+        machine.step(answers)
+    assert expected == render_feedback(refused.value.feedback)
+
+
+# -- input parsing ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("turn", "text", "expected"),
+    [
+        (AUTH, "1", Reply({"auth_strategy": "OAuth"})),
+        (AUTH, " 2 ", Reply({"auth_strategy": "Email/Password"})),
+        (CATEGORY, "4", Reply({"change_category": "Authentication"})),
+        (AUTH, "oauth", Reply({"auth_strategy": "oauth"})),
+        (AUTH, "Auth0", Reply({"auth_strategy": "Auth0"})),
+        (AUTH, "", Reply({"auth_strategy": ""})),
+        (AUTH, "   ", Reply({"auth_strategy": ""})),
+        (AUTH, "4", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
+        (AUTH, "other", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
+        (AUTH, "OTHER (specify)", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
+        (CATEGORY, "6", Reply({"change_category": "Other (specify)"}, CATEGORY.questions[1])),
+        (AUTH_OTHER, "Auth0", Reply({"auth_strategy__other": "Auth0"})),
+        (AUTH_OTHER, "3", Reply({"auth_strategy__other": "3"})),
+        (AUTH_OTHER, "", Reply({"auth_strategy__other": ""})),
+    ],
+    ids=[
+        "number-picks-option",
+        "number-with-spaces",
+        "number-picks-category",
+        "option-text-sent-as-typed",
+        "custom-text-sent-as-typed",
+        "blank-declines",
+        "spaces-decline",
+        "last-number-asks-other-text",
+        "word-other-asks-other-text",
+        "other-option-by-name",
+        "category-other-asks-its-text",
+        "need-other-takes-text",
+        "need-other-number-is-text",
+        "need-other-blank-declines",
+    ],
+)
+def test_parse_reply_turns_one_line_into_the_answers_of_the_turn(
+    turn: Turn, text: str, expected: Reply
+) -> None:
+    """A number picks an option, text goes as typed, blank declines (C5); Other asks its
+    companion in the same turn (C2)."""
+    assert expected == parse_reply(turn, text)
+
+
+@pytest.mark.parametrize("text", ["0", "5", "99", "007"], ids=["zero", "one-past", "far", "padded"])
+def test_parse_reply_refuses_a_number_that_is_no_option(text: str) -> None:
+    """A number outside 1..n is refused with the range to choose from, never sent as text."""
+    with pytest.raises(ChoiceOutOfRange, match=r"^There is no option \d+: choose .* 1 to 4"):
+        parse_reply(AUTH, text)
+
+
+def test_parse_reply_companion_is_the_other_text_question() -> None:
+    """The follow-up of "Other (specify)" is its `<qid>__other` companion (C2)."""
+    reply = parse_reply(AUTH, "4")
+    assert reply.follow_up is not None
+    assert ("auth_strategy__other", "Please specify (Which authentication approach?):") == (
+        reply.follow_up.id,
+        reply.follow_up.question,
+    )
+
+
+# -- the loop, in process --------------------------------------------------------------------------
+
+
+class _Script:
+    """A read_line that replays lines and records prompts; EOFError when the lines run out."""
+
+    def __init__(self, *lines: str) -> None:
+        self.lines = list(lines)
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+
+def test_run_chat_asks_other_text_inline_and_again_when_blank() -> None:
+    """A blank Other text is sent; the engine asks it alone next turn (NeedOther, C5)."""
+    out: list[str] = []
+    script = _Script("4", "", "Auth0")
+    turn = run_chat(ClarificationMachine("Add OAuth login"), script, out.append)
+    assert (("Strategy", "Auth0"),) == (turn.patch.fields if turn.patch else None)
+    assert [PROMPT, "Please specify (Which authentication approach?): ", PROMPT] == script.prompts
+    assert "Please specify (Which authentication approach?):" in out
+
+
+def test_run_chat_answers_refused_input_and_asks_again() -> None:
+    """An out-of-range number and InvalidAnswers are answered, then the same question returns."""
+    out: list[str] = []
+    turn = run_chat(ClarificationMachine("Add OAuth login"), _Script("7", "\x07", "1"), out.append)
+    assert "Done" == turn.state
+    assert 3 == out.count(render_turn(AUTH))
+    assert any(line.startswith("There is no option 7") for line in out)
+    assert any(line.startswith("Not accepted: auth_strategy holds control") for line in out)
+
+
+def test_run_chat_stops_at_the_turn_budget() -> None:
+    """A blank Other text on the third turn owes a fourth turn, past the budget: NoPatch (C3)."""
+    out: list[str] = []
+    script = _Script("6", "", "login", "4", "")
+    turn = run_chat(ClarificationMachine("Improve things"), script, out.append)
+    assert ("NoPatch", 3, []) == (turn.state, turn.number, script.lines)
+    assert "No patch: the session stopped with auth_strategy unresolved." in out[-1]
+
+
+def test_run_chat_leaves_the_machine_where_input_ended() -> None:
+    """EOFError propagates and the machine keeps the turn it reached, ready to be stored."""
+    machine = ClarificationMachine("Improve the feedback form")
+    with pytest.raises(EOFError):
+        run_chat(machine, _Script("3"), lambda _: None)
+    assert ("NeedPrimaryField", ("db_type",)) == (machine.state, machine.turn.missing_info)
+
+
+def test_run_chat_resumes_a_restored_session() -> None:
+    """The loop takes any machine: one restored from a snapshot (C9) goes on where it was."""
+    machine = ClarificationMachine("Improve the feedback form")
+    with pytest.raises(EOFError):
+        run_chat(machine, _Script("3"), lambda _: None)
+    restored = ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json())
+    out: list[str] = []
+    run_chat(restored, _Script("1"), out.append)
+    assert "Category: Database\nType: PostgreSQL\nDecision hint: adr" == out[-1]
+
+
+# -- the installed command, piped ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def command() -> str:
+    """The installed console script, next to this interpreter (or else on PATH)."""
+    beside = Path(sys.executable).parent / "preflight-fsm"
+    found = str(beside) if beside.exists() else shutil.which("preflight-fsm")
+    assert found, "the preflight-fsm console script is not installed (pip install -e .)"
+    return found
+
+
+def _run(command: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [command, "chat", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def test_piped_oauth_one_liner_prints_the_patch(command: str) -> None:
+    """`printf 'OAuth\\n' | preflight-fsm chat "Add OAuth login"` prints a clean transcript and
+    the patch, exit 0 (C4 shortcut, C6)."""
+    result = _run(command, "Add OAuth login", stdin="OAuth\n")
+    assert (0, "") == (result.returncode, result.stderr)
+    assert (
+        "Which authentication approach?\n"
+        "  1. OAuth\n  2. Email/Password\n  3. Magic Link\n  4. Other (specify)\n"
+        "> OAuth\n"
+        "\n"
+        "Category: Authentication\n"
+        "Strategy: OAuth\n"
+        "Decision hint: adr\n"
+    ) == result.stdout
+
+
+def test_piped_two_phase_session_asks_category_then_field(command: str) -> None:
+    """No keyword matches (C4: "feedback" is not "db"), so the category comes first, then its
+    field (C1)."""
+    result = _run(command, "Improve the feedback form", stdin="3\n1\n")
+    assert 0 == result.returncode
+    lines = result.stdout.splitlines()
+    assert lines.index("What type of change is this?") < lines.index("Which database type?")
+    assert ["Category: Database", "Type: PostgreSQL", "Decision hint: adr"] == lines[-3:]
+
+
+def test_piped_other_with_text_fills_the_field(command: str) -> None:
+    """ "Other (specify)" by number, then the next line is its text, sent in the same step (C2)."""
+    result = _run(command, "Add OAuth login", stdin="4\nAuth0\n")
+    assert 0 == result.returncode
+    assert "Please specify (Which authentication approach?): Auth0" in result.stdout.splitlines()
+    assert ["Category: Authentication", "Strategy: Auth0"] == result.stdout.splitlines()[-3:-1]
+
+
+def test_piped_other_with_blank_text_asks_it_next_turn(command: str) -> None:
+    """A blank Other text leads to NeedOther, which asks the text alone (C1, C5)."""
+    result = _run(command, "Add OAuth login", stdin="other\n\nMagic link by SMS\n")
+    assert 0 == result.returncode
+    assert "Strategy: Magic link by SMS" in result.stdout.splitlines()
+
+
+def test_piped_blank_answer_declines_without_a_patch(command: str) -> None:
+    """A blank answer declines (C5): no patch, the unresolved key and hint (C7), exit 0."""
+    result = _run(command, "Add OAuth login", stdin="\n")
+    assert (0, "") == (result.returncode, result.stderr)
+    assert [
+        "No patch: the session stopped with auth_strategy unresolved.",
+        "Decision hint: adr",
+    ] == result.stdout.splitlines()[-2:]
+
+
+def test_piped_invalid_number_is_answered_and_asked_again(command: str) -> None:
+    """An out-of-range number is explained and the next line answers the same question."""
+    result = _run(command, "Add OAuth login", stdin="9\n1\n")
+    assert 0 == result.returncode
+    lines = result.stdout.splitlines()
+    assert "There is no option 9: choose a number from 1 to 4, or type your answer." in lines
+    assert 2 == lines.count("Which authentication approach?")
+    assert "Strategy: OAuth" in lines
+
+
+def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -> None:
+    """InvalidAnswers (a control character, C5) is answered with its feedback, then re-asked."""
+    result = _run(command, "Add OAuth login", stdin="\x1b[A\n2\n")
+    assert 0 == result.returncode
+    assert "Not accepted: auth_strategy holds control characters (U+001B)." in result.stdout
+    assert "Strategy: Email/Password" in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    "stdin", ["", "4\n", "6\n\n"], ids=["nothing", "before-other-text", "in-need-other"]
+)
+def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str) -> None:
+    """End of input before the session ends: a short line on stderr, exit 1, no traceback."""
+    result = _run(command, "Improve the feedback form", stdin=stdin)
+    assert (1, "end of input: session ended without an answer\n") == (
+        result.returncode,
+        result.stderr,
+    )
+    assert "Decision hint" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("intention", "message"),
+    [("   ", "says nothing"), ("tbd", "says nothing"), ("x" * 2001, "the limit is 2000")],
+    ids=["blank", "placeholder", "too-long"],
+)
+def test_invalid_intention_exits_2_with_the_message(
+    command: str, intention: str, message: str
+) -> None:
+    """InvalidIntention (C5) is a usage error: its message on stderr, exit 2, nothing asked."""
+    result = _run(command, intention, stdin="1\n")
+    assert (2, "") == (result.returncode, result.stdout)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+_MOBILE_FLOW = """\
+name = "mobile"
+
+[[categories]]
+name = "Mobile"
+hint = "task"
+keywords = ["mobile", "ios", "android"]
+question = { id = "mobile_platform", text = "Which platform?", options = ["iOS", "Android"], \
+field = "Platform" }
+
+[[categories]]
+name = "Web"
+hint = "task"
+keywords = ["web"]
+question = { id = "web_stack", text = "Which stack?", options = ["SSR", "SPA"], field = "Stack" }
+"""
+
+
+def test_flow_option_runs_the_session_on_that_flow(command: str, tmp_path: Path) -> None:
+    """--flow loads a TOML flow: its keywords, questions and fields drive the session."""
+    flow = tmp_path / "mobile.toml"
+    flow.write_text(_MOBILE_FLOW, encoding="utf-8")
+    result = _run(command, "--flow", str(flow), "Ship the android app", stdin="2\n")
+    assert (0, "") == (result.returncode, result.stderr)
+    assert "  3. Other (specify)" in result.stdout.splitlines()
+    assert ["Category: Mobile", "Platform: Android", "Decision hint: task"] == (
+        result.stdout.splitlines()[-3:]
+    )
+
+
+def test_broken_flow_file_exits_2_naming_the_unknown_key(command: str, tmp_path: Path) -> None:
+    """An InvalidFlow (unknown key refused by name) is a usage error: stderr, exit 2."""
+    flow = tmp_path / "broken.toml"
+    flow.write_text('name = "x"\ncolour = "blue"\n', encoding="utf-8")
+    result = _run(command, "--flow", str(flow), "Add OAuth login")
+    assert (2, "") == (result.returncode, result.stdout)
+    assert "unknown keys: colour" in result.stderr
+
+
+# -- the installed command, in a real terminal -----------------------------------------------------
+
+
+class _Terminal:
+    """The command running on a pseudo-terminal that is its controlling terminal (so Ctrl-C
+    raises SIGINT in it, as in a real shell)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: become the command, or die without running pytest's code
+            try:
+                # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
+                # background job of a script), and an ignored signal stays ignored across exec.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.execv(argv[0], argv)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        self.output = ""
+        self.returncode: int | None = None
+
+    def expect(self, text: str) -> None:
+        """Read until ``text`` has appeared in the output (line ends normalised to \\n)."""
+        deadline = time.monotonic() + TIMEOUT
+        while text not in self.output:
+            if not self._read(deadline):
+                pytest.fail(f"{text!r} never appeared; the terminal showed:\n{self.output}")
+
+    def send(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def wait(self) -> int:
+        """Drain the output until the command exits; its exit code."""
+        deadline = time.monotonic() + TIMEOUT
+        while self._read(deadline):
+            pass
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return self.returncode
+            time.sleep(0.01)
+        pytest.fail(f"the command did not exit; the terminal showed:\n{self.output}")
+
+    def close(self) -> None:
+        if self.returncode is None and os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+    def _read(self, deadline: float) -> bool:
+        """Read what is there; False at the end of output (the command exited) or the deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            return False
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:  # EIO: the command exited and closed the terminal
+            return False
+        self.output += data.decode(errors="replace").replace("\r\n", "\n")
+        return bool(data)
+
+
+@pytest.fixture
+def terminal(command: str) -> Iterator[Callable[..., _Terminal]]:
+    """Starts the command on a terminal; every one started is killed if still running."""
+    started: list[_Terminal] = []
+
+    def start(*args: str) -> _Terminal:
+        term = _Terminal([command, "chat", *args])
+        started.append(term)
+        return term
+
+    yield start
+    for term in started:
+        term.close()
+
+
+def test_terminal_session_answered_by_number(terminal: Callable[..., _Terminal]) -> None:
+    """In a terminal each question waits at a prompt; numbers pick the category then the field."""
+    term = terminal("Improve the feedback form")
+    term.expect("6. Other (specify)\n> ")
+    term.send("4\r")
+    term.expect("4. Other (specify)\n> ")
+    term.send("1\r")
+    assert 0 == term.wait()
+    assert "Category: Authentication\nStrategy: OAuth\nDecision hint: adr\n" in term.output
+    assert "Traceback" not in term.output
+
+
+def test_terminal_other_text_is_asked_inline(terminal: Callable[..., _Terminal]) -> None:
+    """Picking "Other (specify)" prompts for its text on the spot, in the same turn (C2)."""
+    term = terminal("Add OAuth login")
+    term.expect("> ")
+    term.send("4\r")
+    term.expect("Please specify (Which authentication approach?): ")
+    term.send("Passkeys\r")
+    assert 0 == term.wait()
+    assert "Strategy: Passkeys\n" in term.output
+
+
+def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., _Terminal]) -> None:
+    """An out-of-range number is explained and the prompt returns, in a terminal too."""
+    term = terminal("Add OAuth login")
+    term.expect("> ")
+    term.send("5\r")
+    term.expect("There is no option 5: choose a number from 1 to 4, or type your answer.")
+    term.expect("4. Other (specify)\n> ")
+    term.send("3\r")
+    assert 0 == term.wait()
+    assert "Strategy: Magic Link\n" in term.output
+
+
+def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+    """Ctrl-C at a prompt ends the session with a short line and exit 130, no traceback."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("\x03")
+    assert 130 == term.wait()
+    assert "interrupted: session ended without an answer" in term.output
+    assert "Traceback" not in term.output
+
+
+def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+    """Ctrl-D (end of input) at an empty prompt exits 1 with a short line, no traceback."""
+    term = terminal("Add OAuth login")
+    term.expect("> ")
+    term.send("\x04")
+    assert 1 == term.wait()
+    assert "end of input: session ended without an answer" in term.output
+    assert "Traceback" not in term.output
