@@ -1,0 +1,42 @@
+"""Durable session stores: sessions that outlive the process (``docs/sessions.md``).
+
+A :class:`SessionStore` keeps snapshot JSON by session id with a version written by
+compare-and-set; :class:`Sessions` steps stored sessions through the engine. Backends:
+:class:`MemoryStore`, :class:`SqliteStore` (the default) and ``RedisStore`` (extra ``redis``,
+imported from ``preflight_fsm.store.redis`` or opened by :func:`open_store`).
+"""
+
+from preflight_fsm.errors import (
+    CorruptSession,
+    SessionConflict,
+    SessionExpired,
+    SessionNotFound,
+    SessionStoreError,
+    StoreUnavailable,
+)
+from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, SessionStore, StoredSession
+from preflight_fsm.store.location import DEFAULT_PATH, STORE_ENV, open_store, resolve_location
+from preflight_fsm.store.memory import MemoryStore
+from preflight_fsm.store.sessions import Sessions, SessionState, new_session_id
+from preflight_fsm.store.sqlite import SqliteStore
+
+__all__ = [
+    "DEFAULT_EXPIRE_AFTER",
+    "DEFAULT_PATH",
+    "STORE_ENV",
+    "CorruptSession",
+    "MemoryStore",
+    "SessionConflict",
+    "SessionExpired",
+    "SessionNotFound",
+    "SessionState",
+    "SessionStore",
+    "SessionStoreError",
+    "Sessions",
+    "SqliteStore",
+    "StoreUnavailable",
+    "StoredSession",
+    "new_session_id",
+    "open_store",
+    "resolve_location",
+]

@@ -1,0 +1,158 @@
+"""The session store interface: snapshot JSON keyed by session id, written by compare-and-set.
+
+Every backend (memory, SQLite, Redis) implements :class:`SessionStore` and passes one conformance
+suite (``tests/test_store.py``). A store never parses snapshots: it keeps the text it is given
+with a version that grows by one on every write. Expiry is the store's job because every backend
+must agree on it: a session whose last write is ``expire_after`` seconds old is expired; reading
+or writing it raises :class:`SessionExpired` and removes it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final, Self
+
+from preflight_fsm.errors import CorruptSession, SessionNotFound
+
+__all__ = [
+    "DEFAULT_EXPIRE_AFTER",
+    "SESSION_ID_PATTERN",
+    "Clock",
+    "SessionStore",
+    "StoredSession",
+]
+
+DEFAULT_EXPIRE_AFTER: Final = 30 * 60.0
+"""Seconds without a step after which a session expires."""
+
+SESSION_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+"""What a session id may look like: safe as a file name, a SQL value and a Redis key part."""
+
+Clock = Callable[[], float]
+"""Seconds since the epoch; ``time.time`` unless a test injects its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """One stored session: its snapshot JSON, its version, when it was created and last written."""
+
+    id: str
+    version: int
+    snapshot: str
+    created_at: float
+    updated_at: float
+
+
+class SessionStore(ABC):
+    """Snapshot JSON keyed by session id, with a version that grows by one on every write.
+
+    ``create`` writes version 1; ``put`` writes only when the stored version is the one the caller
+    read (compare-and-set), else raises SessionConflict and writes nothing. Every method may raise
+    StoreUnavailable when the backend cannot be reached.
+    """
+
+    def __init__(self, *, expire_after: float = DEFAULT_EXPIRE_AFTER, clock: Clock = time.time):
+        if not (math.isfinite(expire_after) and expire_after > 0):
+            raise ValueError(f"expire_after must be a positive number of seconds: {expire_after}")
+        self.expire_after = float(expire_after)
+        self.clock = clock
+
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the sessions live, as ``--store`` would name it (a path or a URL)."""
+
+    @abstractmethod
+    def get(self, session_id: str) -> StoredSession:
+        """The stored session; SessionNotFound, SessionExpired (and removed) or CorruptSession."""
+
+    @abstractmethod
+    def create(self, session_id: str, snapshot: str) -> StoredSession:
+        """Store a new session at version 1; SessionConflict if the id is taken."""
+
+    @abstractmethod
+    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+        """Replace the snapshot if the stored version is ``expected_version``; the new version.
+
+        SessionConflict (nothing written) if another write came first; SessionNotFound,
+        SessionExpired (and removed), or CorruptSession if the stored version or times are
+        unreadable (the old snapshot is never read).
+        """
+
+    @abstractmethod
+    def delete(self, session_id: str) -> None:
+        """Remove the session, expired or corrupt ones too; SessionNotFound if there is none."""
+
+    @abstractmethod
+    def list(self) -> list[str]:
+        """The ids of the stored sessions, sorted; expired ones are removed, corrupt ones listed."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook: backends without resources keep it
+        """Release the backend's connections; the store is unusable afterwards."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- shared by the backends ---------------------------------------------------------------
+
+    def is_expired(self, updated_at: float, now: float | None = None) -> bool:
+        """True when ``updated_at`` is ``expire_after`` seconds or more before ``now``."""
+        return (self.clock() if now is None else now) - updated_at >= self.expire_after
+
+    @staticmethod
+    def checked_id(session_id: str) -> str:
+        """``session_id`` if it has the shape of one; else SessionNotFound (no such id exists)."""
+        if not isinstance(session_id, str) or not SESSION_ID_PATTERN.fullmatch(session_id):
+            raise SessionNotFound(str(session_id))
+        return session_id
+
+    @staticmethod
+    def new_id_checked(session_id: str) -> str:
+        """``session_id`` for a new session; ValueError if it has not the shape of one."""
+        if not isinstance(session_id, str) or not SESSION_ID_PATTERN.fullmatch(session_id):
+            raise ValueError(f"not a valid session id: {session_id!r}")
+        return session_id
+
+    @staticmethod
+    def checked_snapshot(snapshot: str) -> str:
+        """``snapshot`` if it is text; stores keep JSON text, never objects."""
+        if not isinstance(snapshot, str):
+            raise TypeError(f"a snapshot is stored as JSON text, not {type(snapshot).__name__}")
+        return snapshot
+
+
+def record_from(
+    session_id: str, version: object, snapshot: object, created_at: object, updated_at: object
+) -> StoredSession:
+    """A StoredSession from raw backend values, or CorruptSession naming what is wrong."""
+    if type(version) is not int or version < 1:
+        raise CorruptSession(session_id, f"its version is {version!r}, not a positive integer")
+    if isinstance(snapshot, bytes | bytearray):
+        try:
+            snapshot = bytes(snapshot).decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptSession(session_id, "its snapshot is not UTF-8 text") from None
+    if not isinstance(snapshot, str):
+        raise CorruptSession(session_id, f"its snapshot is {type(snapshot).__name__}, not text")
+    times: list[float] = []
+    for name, value in (("created_at", created_at), ("updated_at", updated_at)):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise CorruptSession(session_id, f"its {name} is {value!r}, not a time")
+        if not math.isfinite(value):
+            raise CorruptSession(session_id, f"its {name} is {value!r}, not a time")
+        times.append(float(value))
+    return StoredSession(session_id, version, snapshot, times[0], times[1])

@@ -1,0 +1,76 @@
+"""An in-process session store, for tests and for embedding in one long-running process."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from preflight_fsm.errors import SessionConflict, SessionExpired, SessionNotFound
+from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, SessionStore, StoredSession
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore(SessionStore):
+    """Sessions in a dict guarded by a lock: safe across threads, gone with the process."""
+
+    def __init__(self, *, expire_after: float = DEFAULT_EXPIRE_AFTER, clock: Clock = time.time):
+        super().__init__(expire_after=expire_after, clock=clock)
+        self._sessions: dict[str, StoredSession] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def location(self) -> str:
+        return "memory:"
+
+    def get(self, session_id: str) -> StoredSession:
+        self.checked_id(session_id)
+        with self._lock:
+            return self._live(session_id)
+
+    def create(self, session_id: str, snapshot: str) -> StoredSession:
+        self.new_id_checked(session_id)
+        self.checked_snapshot(snapshot)
+        with self._lock:
+            if session_id in self._sessions:
+                raise SessionConflict(session_id, None, None)
+            now = self.clock()
+            record = StoredSession(session_id, 1, snapshot, now, now)
+            self._sessions[session_id] = record
+            return record
+
+    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+        self.checked_id(session_id)
+        self.checked_snapshot(snapshot)
+        with self._lock:
+            current = self._live(session_id)
+            if current.version != expected_version:
+                raise SessionConflict(session_id, expected_version, current.version)
+            record = StoredSession(
+                session_id, current.version + 1, snapshot, current.created_at, self.clock()
+            )
+            self._sessions[session_id] = record
+            return record
+
+    def delete(self, session_id: str) -> None:
+        self.checked_id(session_id)
+        with self._lock:
+            if self._sessions.pop(session_id, None) is None:
+                raise SessionNotFound(session_id)
+
+    def list(self) -> list[str]:
+        with self._lock:
+            now = self.clock()
+            for session_id, record in list(self._sessions.items()):
+                if self.is_expired(record.updated_at, now):
+                    del self._sessions[session_id]
+            return sorted(self._sessions)
+
+    def _live(self, session_id: str) -> StoredSession:
+        record = self._sessions.get(session_id)
+        if record is None:
+            raise SessionNotFound(session_id)
+        if self.is_expired(record.updated_at):
+            del self._sessions[session_id]
+            raise SessionExpired(session_id, self.expire_after)
+        return record

@@ -1,0 +1,423 @@
+"""The session store conformance suite: every backend (memory, SQLite, Redis) passes it as is."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from preflight_fsm.errors import (
+    CorruptSession,
+    PreflightFsmError,
+    SessionConflict,
+    SessionExpired,
+    SessionNotFound,
+    SessionStoreError,
+    StoreUnavailable,
+)
+from preflight_fsm.store import SessionStore, SqliteStore, StoredSession, open_store
+from store_backends import BACKENDS, DURABLE_BACKENDS, FakeClock, flush, open_backend, running_redis
+
+MINUTE = 60.0
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    backend = request.node.callspec.params["backend"]
+    if backend == "redis":
+        url: str = request.getfixturevalue("redis_url")
+        flush(url)
+        return url
+    return str(tmp_path / "sessions.sqlite3")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(backend: str, location: str, clock: FakeClock) -> Iterator[SessionStore]:
+    with open_backend(backend, location, clock=clock) as opened:
+        yield opened
+
+
+# -- create, get, put, delete, list ---------------------------------------------------------------
+
+
+def test_create_stores_version_one(store: SessionStore, clock: FakeClock) -> None:
+    """A new session is stored at version 1 with the snapshot text exactly as given."""
+    created = store.create("s1", '{"a": 1}')
+    assert StoredSession("s1", 1, '{"a": 1}', clock.now, clock.now) == created
+    assert created == store.get("s1")
+
+
+def test_put_with_the_read_version_writes_the_next_version(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    """A put naming the stored version replaces the snapshot and bumps the version by one."""
+    store.create("s1", "one")
+    clock.advance(5)
+    written = store.put("s1", "two", expected_version=1)
+    assert (2, "two", clock.now) == (written.version, written.snapshot, written.updated_at)
+    assert written == store.get("s1")
+
+
+def test_versions_grow_by_one_on_every_write(store: SessionStore) -> None:
+    """Every successful write increases the version by exactly one."""
+    store.create("s1", "v1")
+    for version in range(1, 8):
+        assert version + 1 == store.put("s1", f"v{version + 1}", expected_version=version).version
+    assert ("v8", 8) == (store.get("s1").snapshot, store.get("s1").version)
+
+
+def test_stale_put_is_a_conflict_and_writes_nothing(store: SessionStore) -> None:
+    """A put based on an old version raises SessionConflict and leaves the stored one intact."""
+    store.create("s1", "one")
+    store.put("s1", "two", expected_version=1)
+    with pytest.raises(SessionConflict) as caught:
+        store.put("s1", "stale", expected_version=1)
+    assert ("s1", 1, 2) == (caught.value.session_id, caught.value.expected, caught.value.actual)
+    assert ("two", 2) == (store.get("s1").snapshot, store.get("s1").version)
+
+
+def test_put_from_the_future_is_a_conflict(store: SessionStore) -> None:
+    """A put naming a version the session never reached is refused like a stale one."""
+    store.create("s1", "one")
+    with pytest.raises(SessionConflict):
+        store.put("s1", "two", expected_version=5)
+    assert 1 == store.get("s1").version
+
+
+def test_create_over_an_existing_id_is_a_conflict(store: SessionStore) -> None:
+    """Creating an id that is taken raises SessionConflict and keeps the existing session."""
+    store.create("s1", "first")
+    with pytest.raises(SessionConflict, match="already exists"):
+        store.create("s1", "second")
+    assert ("first", 1) == (store.get("s1").snapshot, store.get("s1").version)
+
+
+def test_get_of_an_unknown_id_is_not_found(store: SessionStore) -> None:
+    """Reading an id that was never stored raises SessionNotFound naming it."""
+    with pytest.raises(SessionNotFound, match="nope") as caught:
+        store.get("nope")
+    assert "nope" == caught.value.session_id
+
+
+def test_put_of_an_unknown_id_is_not_found(store: SessionStore) -> None:
+    """Writing an id that was never created raises SessionNotFound and creates nothing."""
+    with pytest.raises(SessionNotFound):
+        store.put("nope", "x", expected_version=1)
+    assert [] == store.list()
+
+
+def test_delete_removes_the_session(store: SessionStore) -> None:
+    """A deleted session is gone; deleting it again raises SessionNotFound."""
+    store.create("s1", "x")
+    store.create("s2", "y")
+    store.delete("s1")
+    with pytest.raises(SessionNotFound):
+        store.get("s1")
+    with pytest.raises(SessionNotFound):
+        store.delete("s1")
+    assert ["s2"] == store.list()
+
+
+def test_list_returns_the_ids_sorted(store: SessionStore) -> None:
+    """list() gives every stored id, sorted; an empty store lists nothing."""
+    assert [] == store.list()
+    for session_id in ("b", "c", "a-1", "a"):
+        store.create(session_id, "{}")
+    assert ["a", "a-1", "b", "c"] == store.list()
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "a/b", "*", "x" * 129, "-lead"])
+def test_malformed_ids_are_never_found(store: SessionStore, bad: str) -> None:
+    """An id without the shape of a session id is not found, and cannot be created."""
+    with pytest.raises(SessionNotFound):
+        store.get(bad)
+    with pytest.raises(SessionNotFound):
+        store.put(bad, "x", expected_version=1)
+    with pytest.raises(ValueError, match="not a valid session id"):
+        store.create(bad, "x")
+
+
+def test_snapshots_are_text(store: SessionStore) -> None:
+    """A store keeps JSON text; anything else is a TypeError, not a stored session."""
+    with pytest.raises(TypeError):
+        store.create("s1", {"a": 1})  # type: ignore[arg-type]
+    assert [] == store.list()
+
+
+def test_text_round_trips_exactly(store: SessionStore) -> None:
+    """Non-ASCII text, newlines and quotes come back byte for byte."""
+    text = '{"intention": "Ajouter l\'authentification \\u00e9\\n", "x": "日本語 — ✓"}'
+    store.create("s1", text)
+    store.put("s1", text + " ", expected_version=1)
+    assert text + " " == store.get("s1").snapshot
+
+
+def test_errors_share_one_base(store: SessionStore) -> None:
+    """Every store error is a SessionStoreError and a PreflightFsmError."""
+    with pytest.raises(SessionStoreError) as caught:
+        store.get("missing")
+    assert isinstance(caught.value, PreflightFsmError)
+
+
+# -- expiry ---------------------------------------------------------------------------------------
+
+
+def test_a_session_lives_just_under_thirty_minutes_without_a_write(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    """By default a session is still there 29 min 59 s after its last write."""
+    store.create("s1", "x")
+    clock.advance(30 * MINUTE - 1)
+    assert 1 == store.get("s1").version
+
+
+def test_a_session_expires_after_thirty_minutes_and_is_removed(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    """At 30 minutes without a write, get raises SessionExpired (hinting to start again) and
+    removes the session, so it is then unknown."""
+    store.create("s1", "x")
+    clock.advance(30 * MINUTE)
+    with pytest.raises(SessionExpired, match="start a new session") as caught:
+        store.get("s1")
+    assert "s1" == caught.value.session_id
+    with pytest.raises(SessionNotFound):
+        store.get("s1")
+
+
+def test_reading_does_not_extend_the_life(store: SessionStore, clock: FakeClock) -> None:
+    """Only writes (steps) count: reads in between do not keep a session alive."""
+    store.create("s1", "x")
+    for _ in range(3):
+        clock.advance(10 * MINUTE - 1)
+        store.get("s1")
+    clock.advance(3)
+    with pytest.raises(SessionExpired):
+        store.get("s1")
+
+
+def test_every_write_restarts_the_expiry(store: SessionStore, clock: FakeClock) -> None:
+    """A put resets the 30 minutes: a session stepped every 20 minutes never expires."""
+    store.create("s1", "x")
+    for version in range(1, 5):
+        clock.advance(20 * MINUTE)
+        store.put("s1", "x", expected_version=version)
+    clock.advance(20 * MINUTE)
+    assert 5 == store.get("s1").version
+
+
+def test_writing_an_expired_session_is_expired(store: SessionStore, clock: FakeClock) -> None:
+    """A put on an expired session raises SessionExpired, writes nothing and removes it."""
+    store.create("s1", "x")
+    clock.advance(31 * MINUTE)
+    with pytest.raises(SessionExpired):
+        store.put("s1", "y", expected_version=1)
+    with pytest.raises(SessionNotFound):
+        store.get("s1")
+
+
+def test_list_leaves_out_and_removes_expired_sessions(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    """list() drops sessions past their expiry, and they are then unknown."""
+    store.create("old", "x")
+    clock.advance(20 * MINUTE)
+    store.create("new", "y")
+    clock.advance(10 * MINUTE)
+    assert ["new"] == store.list()
+    with pytest.raises(SessionNotFound):
+        store.get("old")
+
+
+def test_delete_removes_an_expired_session_quietly(store: SessionStore, clock: FakeClock) -> None:
+    """Deleting an expired session succeeds: it was going anyway."""
+    store.create("s1", "x")
+    clock.advance(60 * MINUTE)
+    store.delete("s1")
+    assert [] == store.list()
+
+
+def test_expiry_is_configurable(backend: str, location: str, clock: FakeClock) -> None:
+    """expire_after sets the seconds without a write after which a session expires."""
+    with open_backend(backend, location, clock=clock, expire_after=90) as store:
+        store.create("s1", "x")
+        clock.advance(89)
+        store.get("s1")
+        clock.advance(1)
+        with pytest.raises(SessionExpired, match="90 seconds"):
+            store.get("s1")
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+def test_expiry_must_be_a_positive_duration(backend: str, location: str, bad: float) -> None:
+    """A zero, negative or infinite expire_after is refused when the store is opened."""
+    with pytest.raises(ValueError, match="expire_after"):
+        open_backend(backend, location, expire_after=bad)
+
+
+# -- durability -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", DURABLE_BACKENDS, indirect=True)
+def test_sessions_outlive_the_store_object(
+    backend: str, location: str, clock: FakeClock, store: SessionStore
+) -> None:
+    """What one store object wrote, another one opened on the same location reads."""
+    store.create("s1", "x")
+    store.put("s1", "y", expected_version=1)
+    store.close()
+    with open_backend(backend, location, clock=clock) as again:
+        assert ("y", 2) == (again.get("s1").snapshot, again.get("s1").version)
+        assert ["s1"] == again.list()
+
+
+@pytest.mark.parametrize("backend", DURABLE_BACKENDS, indirect=True)
+def test_open_store_picks_the_backend_from_the_location(
+    backend: str, location: str, clock: FakeClock
+) -> None:
+    """open_store opens a Redis URL as Redis and a path as SQLite, with the expiry given."""
+    with open_store(location, expire_after=120, clock=clock) as store:
+        assert (location, 120.0) == (store.location, store.expire_after)
+        assert backend == type(store).__name__.removesuffix("Store").lower()
+
+
+# -- corrupt rows ---------------------------------------------------------------------------------
+
+
+def _corrupt_sqlite(location: str, sql: str, *params: object) -> None:
+    db = sqlite3.connect(location)
+    try:
+        with db:
+            db.execute(sql, params)
+    finally:
+        db.close()
+
+
+def _corrupt_redis(url: str, *command: object) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.execute_command(*command)
+    finally:
+        client.close()
+
+
+CORRUPTIONS = {
+    "sqlite": {
+        "version is text": ("UPDATE sessions SET version = 'two' WHERE id = 'bad'",),
+        "version is zero": ("UPDATE sessions SET version = 0 WHERE id = 'bad'",),
+        "snapshot is a blob": ("UPDATE sessions SET snapshot = x'ff00fe' WHERE id = 'bad'",),
+        "updated_at is text": ("UPDATE sessions SET updated_at = 'noon' WHERE id = 'bad'",),
+    },
+    "redis": {
+        "version is text": ("HSET", "preflight-fsm:session:bad", "version", "two"),
+        "snapshot is not utf-8": ("HSET", "preflight-fsm:session:bad", "snapshot", b"\xff\x00"),
+        "a field is missing": ("HDEL", "preflight-fsm:session:bad", "updated_at"),
+        "key is no hash": ("SET", "preflight-fsm:session:bad", "garbage"),
+    },
+}
+CORRUPT_CASES = [
+    pytest.param(backend, name, id=f"{backend}-{name}")
+    for backend, cases in CORRUPTIONS.items()
+    for name in cases
+]
+
+
+@pytest.mark.parametrize(("backend", "corruption"), CORRUPT_CASES, indirect=["backend"])
+def test_a_corrupt_row_is_reported_for_that_session_only(
+    backend: str, location: str, store: SessionStore, corruption: str
+) -> None:
+    """A row with unreadable fields raises CorruptSession for its id (on get; on put too when its
+    version or times are unreadable), is still listed (so it can be reported and deleted), and
+    every other session reads as before."""
+    store.create("bad", "x")
+    store.create("good", "y")
+    command = CORRUPTIONS[backend][corruption]
+    if backend == "sqlite":
+        _corrupt_sqlite(location, *command)
+    else:
+        _corrupt_redis(location, *command)
+    with pytest.raises(CorruptSession) as caught:
+        store.get("bad")
+    assert "bad" == caught.value.session_id
+    if "snapshot" not in corruption:  # put checks the version and times, never the snapshot
+        with pytest.raises(CorruptSession):
+            store.put("bad", "z", expected_version=1)
+    assert ["bad", "good"] == store.list()
+    assert ("y", 1) == (store.get("good").snapshot, store.get("good").version)
+    store.delete("bad")
+    assert ["good"] == store.list()
+
+
+def test_a_file_that_is_no_database_is_unavailable(tmp_path: Path) -> None:
+    """Opening a store on a file that is not SQLite raises StoreUnavailable naming the path."""
+    path = tmp_path / "sessions.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreUnavailable, match=r"sessions\.sqlite3"):
+        SqliteStore(path)
+
+
+def test_an_unreachable_redis_is_unavailable(tmp_path: Path) -> None:
+    """A Redis URL nobody listens on raises StoreUnavailable on first use, naming the URL."""
+    pytest.importorskip("redis")
+    from store_backends import free_port
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with open_store(url) as store, pytest.raises(StoreUnavailable, match=r"127\.0\.0\.1"):
+        store.get("s1")
+
+
+def test_the_sqlite_store_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    """The SQLite file is in WAL mode (readers never block the writer) with synchronous=FULL."""
+    with SqliteStore(tmp_path / "s.sqlite3") as store:
+        store.create("s1", "x")
+        db = store._db
+        assert ("wal", 2) == (
+            db.execute("PRAGMA journal_mode").fetchone()[0],
+            db.execute("PRAGMA synchronous").fetchone()[0],
+        )
+
+
+def test_the_sqlite_store_creates_its_directory(tmp_path: Path) -> None:
+    """A store path in directories that do not exist yet creates them (.preflight-fsm/)."""
+    with open_store(str(tmp_path / ".preflight-fsm" / "sessions.sqlite3")) as store:
+        store.create("s1", "x")
+    assert (tmp_path / ".preflight-fsm" / "sessions.sqlite3").is_file()
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        SessionNotFound("s1"),
+        SessionExpired("s1", 1800.0),
+        SessionConflict("s1", 1, 2),
+        CorruptSession("s1", "its version is 'x'"),
+        StoreUnavailable("cannot reach it"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_store_errors_survive_pickling(error: SessionStoreError) -> None:
+    """Store errors cross process boundaries (multiprocessing) with message and attributes."""
+    import pickle
+
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(error), str(error), vars(error)) == (type(again), str(again), vars(again))

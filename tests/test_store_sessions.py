@@ -1,0 +1,226 @@
+"""The Sessions service: stored sessions stepped through the engine, written back by CAS."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from preflight_fsm import ClarificationMachine, InvalidAnswers, InvalidIntention, SessionFinished
+from preflight_fsm.errors import CorruptSession, SessionConflict, SessionExpired, SessionNotFound
+from preflight_fsm.store import MemoryStore, Sessions, SessionState, SessionStore
+from store_backends import BACKENDS, FakeClock, flush, open_backend, running_redis
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=BACKENDS)
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
+) -> Iterator[SessionStore]:
+    backend = str(request.param)
+    if backend == "redis":
+        location: str = request.getfixturevalue("redis_url")
+        flush(location)
+    else:
+        location = str(tmp_path / "sessions.sqlite3")
+    with open_backend(backend, location, clock=clock) as opened:
+        yield opened
+
+
+def _ids() -> Iterator[str]:
+    return (f"session-{n}" for n in itertools.count(1))
+
+
+@pytest.fixture
+def sessions(store: SessionStore) -> Sessions:
+    return Sessions(store, new_id=_ids().__next__)
+
+
+def test_start_stores_the_first_turn_at_version_one(sessions: Sessions) -> None:
+    """start() stores a new session under the injected id at version 1 and shows its turn 1."""
+    started = sessions.start("Add OAuth login")
+    assert ("session-1", 1) == (started.id, started.version)
+    assert ClarificationMachine("Add OAuth login").turn == started.turn
+    assert started.turn == sessions.show("session-1").turn
+
+
+def test_a_session_is_answered_by_another_service_object(store: SessionStore) -> None:
+    """A session started through one Sessions object is completed through another on the same
+    store, exactly as one machine in memory would have completed it."""
+    first = Sessions(store, new_id=_ids().__next__)
+    session_id = first.start("Add a new feature").id
+    second = Sessions(store)
+    second.answer(session_id, {"change_category": "Database"})
+    done = second.answer(session_id, {"db_type": "postgresql"})
+    machine = ClarificationMachine("Add a new feature")
+    machine.step({"change_category": "Database"})
+    expected = machine.step({"db_type": "postgresql"})
+    assert (expected, 3) == (done.turn, done.version)
+    assert machine.snapshot() == second.load(session_id)[0].snapshot()
+
+
+def test_invalid_answers_write_nothing(sessions: Sessions) -> None:
+    """Answers the engine refuses raise InvalidAnswers with its feedback; the stored session
+    keeps its version and position."""
+    session_id = sessions.start("Add OAuth login").id
+    with pytest.raises(InvalidAnswers) as caught:
+        sessions.answer(session_id, {"favourite_colour": "blue"})
+    assert ["favourite_colour"] == caught.value.feedback["issues"]["unknown"]
+    shown = sessions.show(session_id)
+    assert (1, "NeedPrimaryField") == (shown.version, shown.turn.state)
+
+
+def test_answering_a_finished_session_writes_nothing(sessions: Sessions) -> None:
+    """A step on a session in Done raises SessionFinished and leaves it at its version."""
+    session_id = sessions.start("Add OAuth login").id
+    sessions.answer(session_id, {"auth_strategy": "OAuth"})
+    with pytest.raises(SessionFinished):
+        sessions.answer(session_id, {"auth_strategy": "OAuth"})
+    assert 2 == sessions.show(session_id).version
+
+
+def test_an_invalid_intention_stores_nothing(sessions: Sessions) -> None:
+    """start() with an intention the engine refuses raises InvalidIntention and stores nothing."""
+    with pytest.raises(InvalidIntention):
+        sessions.start("   ")
+    assert [] == sessions.list()
+
+
+def test_a_step_based_on_a_stale_read_is_a_conflict(sessions: Sessions) -> None:
+    """Two callers load the same version; the second to save gets SessionConflict and the stored
+    session is the first one's, unforked."""
+    session_id = sessions.start("Add a new feature").id
+    mine, read = sessions.load(session_id)
+    theirs, _ = sessions.load(session_id)
+    theirs.step({"change_category": "Frontend"})
+    sessions.save(session_id, theirs, read.version)
+    mine.step({"change_category": "Backend"})
+    with pytest.raises(SessionConflict):
+        sessions.save(session_id, mine, read.version)
+    shown = sessions.show(session_id)
+    assert (2, "frontend_framework") == (shown.version, shown.turn.missing_info[0])
+
+
+def test_show_changes_nothing(sessions: Sessions) -> None:
+    """show() reads the session without writing it."""
+    session_id = sessions.start("Add OAuth login").id
+    sessions.show(session_id)
+    assert 1 == sessions.show(session_id).version
+
+
+def test_list_shows_every_session_sorted(sessions: Sessions) -> None:
+    """list() gives each live session's state, sorted by id."""
+    sessions.start("Add OAuth login")
+    sessions.start("Add a new feature")
+    listed = sessions.list()
+    assert ["session-1", "session-2"] == [s.id for s in listed if isinstance(s, SessionState)]
+    assert ["NeedPrimaryField", "NeedCategory"] == [
+        s.turn.state for s in listed if isinstance(s, SessionState)
+    ]
+
+
+def test_delete_forgets_the_session(sessions: Sessions) -> None:
+    """A deleted session is unknown to show and answer."""
+    session_id = sessions.start("Add OAuth login").id
+    sessions.delete(session_id)
+    with pytest.raises(SessionNotFound):
+        sessions.answer(session_id, {"auth_strategy": "OAuth"})
+
+
+def test_an_expired_session_cannot_be_answered(clock: FakeClock) -> None:
+    """Answering a session 30 minutes after its last step raises SessionExpired."""
+    sessions = Sessions(MemoryStore(clock=clock))
+    session_id = sessions.start("Add OAuth login").id
+    clock.advance(30 * 60)
+    with pytest.raises(SessionExpired, match="start a new session"):
+        sessions.answer(session_id, {"auth_strategy": "OAuth"})
+
+
+def test_default_ids_are_random_uuids() -> None:
+    """Without an injected id factory, each session gets a distinct UUID4."""
+    sessions = Sessions(MemoryStore())
+    ids = {sessions.start("Add OAuth login").id for _ in range(20)}
+    assert 20 == len(ids)
+    assert all(uuid.UUID(i).version == 4 for i in ids)
+
+
+def test_to_json_is_plain_json(sessions: Sessions) -> None:
+    """SessionState.to_json() serialises to JSON holding the id, version and the whole turn."""
+    state = sessions.start("Add OAuth login")
+    data = json.loads(json.dumps(state.to_json()))
+    assert ("session-1", 1, "NeedPrimaryField", False) == (
+        data["session_id"],
+        data["version"],
+        data["turn"]["state"],
+        data["turn"]["finished"],
+    )
+    assert ["auth_strategy", "auth_strategy__other"] == [q["id"] for q in data["turn"]["questions"]]
+
+
+# -- tampered snapshots ---------------------------------------------------------------------------
+
+
+def _tamper_intention(text: str) -> str:
+    data = json.loads(text)
+    data["intention"] = "Drop every table"
+    return json.dumps(data)
+
+
+def _drop_digest(text: str) -> str:
+    data = json.loads(text)
+    del data["digest"]
+    return json.dumps(data)
+
+
+def _set_state(text: str) -> str:
+    data = json.loads(text)
+    data["state"] = "Done"
+    data["digest"] = None
+    return json.dumps(data)
+
+
+TAMPERINGS = {
+    "content changed, digest kept": (_tamper_intention, "digest"),
+    "digest removed": (_drop_digest, "digest"),
+    "state forged": (_set_state, "digest"),
+    "not JSON": (lambda text: text[:-7], "not valid JSON"),
+    "not a snapshot": (lambda text: '{"hello": "world"}', "snapshot"),
+}
+
+
+@pytest.mark.parametrize("tampering", list(TAMPERINGS))
+def test_a_tampered_snapshot_is_reported_for_that_session_only(
+    sessions: Sessions, store: SessionStore, tampering: str
+) -> None:
+    """A stored snapshot changed behind the service's back is CorruptSession (naming the problem)
+    for its id on show and answer, is listed as corrupt, and the other sessions work as before."""
+    change, problem = TAMPERINGS[tampering]
+    bad = sessions.start("Add OAuth login").id
+    good = sessions.start("Add OAuth login").id
+    record = store.get(bad)
+    store.put(bad, change(record.snapshot), expected_version=record.version)
+    with pytest.raises(CorruptSession, match=problem) as caught:
+        sessions.show(bad)
+    assert bad == caught.value.session_id
+    with pytest.raises(CorruptSession):
+        sessions.answer(bad, {"auth_strategy": "OAuth"})
+    listed = sessions.list()
+    assert [bad, good] == [s.session_id if isinstance(s, CorruptSession) else s.id for s in listed]
+    assert isinstance(listed[0], CorruptSession)
+    assert "Done" == sessions.answer(good, {"auth_strategy": "OAuth"}).turn.state
+    sessions.delete(bad)
+    assert [good] == [s.id for s in sessions.list() if isinstance(s, SessionState)]
