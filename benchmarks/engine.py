@@ -1,0 +1,110 @@
+"""Engine figures: whole sessions against Preflights' mock, one step, snapshots and restores."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from benchmarks.report import Figure
+from benchmarks.timing import batched, side_by_side
+from benchmarks.workloads import LIVE, SCENARIOS, live_session, ours, theirs, theirs_adapter
+from preflight_fsm import ClarificationMachine
+
+__all__ = ["engine_figures"]
+
+US = 1e6
+
+
+class Mismatch(AssertionError):
+    """A benchmark measured something other than the behaviour it claims to measure."""
+
+
+def _check(condition: bool, what: str) -> None:
+    if not condition:
+        raise Mismatch(what)
+
+
+def session_figures(inner: int, rounds: int) -> list[Figure]:
+    """Full sessions, ours against Preflights' mock on the same intentions, side by side."""
+    adapter, heuristics = theirs_adapter()
+    figures: list[Figure] = []
+    for scenario in SCENARIOS:
+        turn = ours(scenario)
+        _check(turn.state == "Done" and turn.patch == scenario.patch, f"{scenario.name}: {turn}")
+        _check(theirs(adapter, heuristics, scenario) is not None, f"{scenario.name}: no patch")
+        times = side_by_side(
+            {
+                "ours": partial(ours, scenario),
+                "theirs": partial(theirs, adapter, heuristics, scenario),
+            },
+            inner=inner,
+            rounds=rounds,
+        )
+        ratio = times["ours"] / times["theirs"]
+        turns = len(scenario.steps)
+        figures += [
+            Figure(
+                f"session.{scenario.name}.ours",
+                times["ours"] * US,
+                "µs",
+                note=f"construct + {turns} step{'s' * (turns > 1)} to Done",
+            ),
+            Figure(
+                f"session.{scenario.name}.preflights",
+                times["theirs"] * US,
+                "µs",
+                note="MockLLMAdapter generate_questions + extract_decision_patch",
+            ),
+            Figure(
+                f"session.{scenario.name}.ratio",
+                ratio,
+                "x",
+                target="≤ 1.00 (ours / Preflights)",
+                ok=ratio <= 1.0,
+            ),
+        ]
+    return figures
+
+
+def step_figures(inner: int, rounds: int) -> list[Figure]:
+    """One step on a live session; its snapshot to JSON and back; restore + the same step."""
+    answers = LIVE.steps[1]
+    expected = live_session().step(answers)
+    _check(expected.patch == LIVE.patch, f"step: {expected}")
+
+    text = live_session().snapshot().model_dump_json()
+    restored = ClarificationMachine.from_snapshot(text)
+    _check(restored.snapshot().model_dump_json() == text, "snapshot: the round trip changed it")
+    _check(restored.step(answers) == expected, "restore + step: another turn than a live step")
+
+    step = batched(live_session, lambda m: m.step(answers), inner=inner, rounds=rounds)
+    held = live_session()
+    dump = batched(
+        lambda: held, lambda m: m.snapshot().model_dump_json(), inner=inner, rounds=rounds
+    )
+    restore = batched(lambda: text, ClarificationMachine.from_snapshot, inner=inner, rounds=rounds)
+    restore_step = batched(
+        lambda: text,
+        lambda t: ClarificationMachine.from_snapshot(t).step(answers),
+        inner=inner,
+        rounds=rounds,
+    )
+    ratio = restore_step / step
+    return [
+        Figure("step", step * US, "µs", note="a live two-phase session: its field answer, to Done"),
+        Figure("snapshot.to_json", dump * US, "µs", note=f"{len(text)} bytes of JSON"),
+        Figure("snapshot.restore", restore * US, "µs", note="JSON to a restored machine, checked"),
+        Figure(
+            "snapshot.restore_step", restore_step * US, "µs", note="restore, then the same step"
+        ),
+        Figure(
+            "snapshot.restore_step.ratio",
+            ratio,
+            "x",
+            target="≤ 3.00 (restore + step / step)",
+            ok=ratio <= 3.0,
+        ),
+    ]
+
+
+def engine_figures(inner: int, rounds: int) -> list[Figure]:
+    return session_figures(inner, rounds) + step_figures(inner, rounds)

@@ -1,0 +1,208 @@
+"""Answered steps per second through the durable session stores, one process and several.
+
+Each worker starts its sessions (untimed), waits for a common start time, then answers every
+turn of every session through ``Sessions.answer`` (load, restore, step, compare-and-set write).
+``python -m benchmarks.stores worker LOCATION COUNT START_AT`` is one such worker.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from benchmarks.report import Figure
+
+__all__ = ["store_figures"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _missing() -> str | None:
+    """Why the store benchmarks cannot run here, or None."""
+    try:
+        from preflight_fsm.store import Sessions, open_store  # noqa: F401
+    except ImportError as exc:
+        return f"the session store is missing (preflight_fsm.store: {exc})"
+    return None
+
+
+def _redis_missing() -> str | None:
+    if shutil.which("redis-server") is None:
+        return "redis-server is not installed (apt-get install redis-server)"
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        return "the redis package is not installed (pip install 'preflight-fsm[redis]')"
+    return None
+
+
+def worker(location: str, count: int, start_at: float) -> dict[str, Any]:
+    """Answer ``count`` two-phase sessions through the store at ``location``."""
+    from benchmarks.workloads import LIVE
+    from preflight_fsm.store import Sessions, open_store
+
+    store = open_store(location)
+    try:
+        sessions = Sessions(store)
+        ids = [sessions.start(LIVE.intention).id for _ in range(count)]
+        time.sleep(max(0.0, start_at - time.time()))
+        start = time.time()
+        patches = 0
+        steps = 0
+        for session_id in ids:
+            state = None
+            for answers in LIVE.steps:
+                state = sessions.answer(session_id, answers)
+                steps += 1
+            if state is not None and state.turn.patch == LIVE.patch:
+                patches += 1
+        end = time.time()
+    finally:
+        store.close()
+    if patches != count:
+        raise AssertionError(f"only {patches} of {count} stored sessions ended with their patch")
+    return {"steps": steps, "start": start, "end": end}
+
+
+def _workers(location: str, count: int, processes: int) -> float:
+    """Answered steps per second of ``processes`` workers sharing the store at ``location``."""
+    start_at = time.time() + 1.0 + 0.3 * processes + count / 2000
+    pool = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.stores",
+                "worker",
+                location,
+                str(count),
+                str(start_at),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    results = []
+    for proc in pool:
+        out, err = proc.communicate()
+        if proc.returncode:
+            raise RuntimeError(f"a store worker failed:\n{err}")
+        results.append(json.loads(out))
+    steps = sum(r["steps"] for r in results)
+    wall = max(r["end"] for r in results) - min(r["start"] for r in results)
+    return float(steps / wall)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _redis_server(directory: Path) -> Iterator[str]:
+    """A throw-away redis-server on a free loopback port, without persistence."""
+    import redis
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(directory),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url, socket_connect_timeout=0.2)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.02)
+        yield url
+    finally:
+        client.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _skipped(name: str, target: str, why: str) -> Figure:
+    return Figure(name, None, "steps/s", target=target, note=f"skipped: {why}")
+
+
+def store_figures(count: int, processes: int) -> list[Figure]:
+    one_target = "≥ 2,000 steps/s"
+    names = [
+        ("store.sqlite.one_process", one_target),
+        (f"store.sqlite.{processes}_processes", ""),
+        ("store.redis.one_process", ""),
+        (f"store.redis.{processes}_processes", ""),
+    ]
+    why = _missing()
+    if why is not None:
+        return [_skipped(name, target, why) for name, target in names]
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="preflight-fsm-bench-") as tmp:
+        for n, name in ((1, names[0][0]), (processes, names[1][0])):
+            path = Path(tmp) / f"sessions-{n}.sqlite3"
+            rate = _workers(str(path), count, n)
+            figures.append(
+                Figure(
+                    name,
+                    rate,
+                    "steps/s",
+                    target=one_target if n == 1 else f"{n} processes, one file",
+                    ok=rate >= 2000 if n == 1 else None,
+                    note="WAL, synchronous=FULL; load + restore + step + compare-and-set write",
+                )
+            )
+        why = _redis_missing()
+        if why is not None:
+            return figures + [_skipped(name, target, why) for name, target in names[2:]]
+        with _redis_server(Path(tmp)) as url:
+            for n, name in ((1, names[2][0]), (processes, names[3][0])):
+                rate = _workers(url, count, n)
+                figures.append(
+                    Figure(
+                        name,
+                        rate,
+                        "steps/s",
+                        target=f"{n} process{'es' * (n > 1)}, one server",
+                        note="loopback redis-server; load + restore + step + Lua compare-and-set",
+                    )
+                )
+    return figures
+
+
+if __name__ == "__main__":
+    _, command, location, number, start_at = sys.argv
+    if command != "worker":
+        raise SystemExit(f"unknown command {command!r}")
+    print(json.dumps(worker(location, int(number), float(start_at))))

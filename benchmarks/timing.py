@@ -1,0 +1,73 @@
+"""Medians over many rounds, with the contenders interleaved round by round.
+
+On a shared 2-core machine a burst of load from another process slows whatever runs at that
+moment; interleaving puts ours and theirs under the same bursts, and the median drops the rounds a
+burst hit. The garbage collector is paused inside a round, as ``timeit`` does.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+__all__ = ["batched", "median_per_call", "side_by_side"]
+
+T = TypeVar("T")
+
+
+def _round(fn: Callable[[], object], inner: int) -> float:
+    """Seconds per call of ``fn`` over one round of ``inner`` calls."""
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter_ns()
+        for _ in range(inner):
+            fn()
+        elapsed = time.perf_counter_ns() - start
+    finally:
+        gc.enable()
+    return elapsed / inner / 1e9
+
+
+def median_per_call(fn: Callable[[], object], *, inner: int, rounds: int) -> float:
+    """Median over ``rounds`` of the seconds one call of ``fn`` takes."""
+    fn()  # warm up: engines are built and caches filled outside the measurement
+    return statistics.median(_round(fn, inner) for _ in range(rounds))
+
+
+def side_by_side(
+    contenders: Mapping[str, Callable[[], object]], *, inner: int, rounds: int
+) -> dict[str, float]:
+    """Median seconds per call of each contender, measured in alternating rounds."""
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for fn in contenders.values():
+        fn()
+    for i in range(rounds):
+        # Alternate who goes first, so neither always runs right after a collection.
+        order = list(contenders.items())
+        if i % 2:
+            order.reverse()
+        for name, fn in order:
+            samples[name].append(_round(fn, inner))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def batched(make: Callable[[], T], use: Callable[[T], object], *, inner: int, rounds: int) -> float:
+    """Median seconds per ``use(item)``, each round on ``inner`` fresh items made untimed."""
+    samples: list[float] = []
+    for _ in range(rounds + 1):
+        items = [make() for _ in range(inner)]
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter_ns()
+            for item in items:
+                use(item)
+            elapsed = time.perf_counter_ns() - start
+        finally:
+            gc.enable()
+        samples.append(elapsed / inner / 1e9)
+    return statistics.median(samples[1:])  # the first round warms up

@@ -1,0 +1,68 @@
+"""The benchmarks' smoke run: every figure is produced and measures what it claims (not speed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FIGURES = (
+    "session.shortcut.ours",
+    "session.shortcut.preflights",
+    "session.shortcut.ratio",
+    "session.two_phase.ours",
+    "session.two_phase.preflights",
+    "session.two_phase.ratio",
+    "session.other.ours",
+    "session.other.preflights",
+    "session.other.ratio",
+    "step",
+    "snapshot.to_json",
+    "snapshot.restore",
+    "snapshot.restore_step",
+    "snapshot.restore_step.ratio",
+    "memory.live_session",
+    "memory.rss_growth",
+    "threads.identical",
+    "threads.steps_per_s",
+    "store.sqlite.one_process",
+    "store.sqlite.2_processes",
+    "store.redis.one_process",
+    "store.redis.2_processes",
+    "cli.start_answer",
+    "cli.pf_help",
+    "cli.ratio",
+)
+
+
+@pytest.fixture(scope="module")
+def smoke() -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_smoke_run_exits_0(smoke: subprocess.CompletedProcess[str]) -> None:
+    """Every benchmark's correctness checks pass on tiny counts."""
+    assert 0 == smoke.returncode, smoke.stderr
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_smoke_run_prints_every_figure(smoke: subprocess.CompletedProcess[str], name: str) -> None:
+    """The table names every figure of issue 6 (a skipped one says why)."""
+    assert any(line.split()[:1] == [name] for line in smoke.stdout.splitlines()), smoke.stdout
+
+
+def test_threads_give_the_sequential_results(smoke: subprocess.CompletedProcess[str]) -> None:
+    """Threads stepping different sessions through the shared machine change no result."""
+    row = next(line for line in smoke.stdout.splitlines() if line.startswith("threads.identical"))
+    assert "True" in row.split()
