@@ -150,3 +150,15 @@ def test_the_adapter_keeps_no_state_between_calls() -> None:
     ADAPTER.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, None)
     assert first == ADAPTER.generate_questions("Add OAuth login", None)
     assert not hasattr(ADAPTER, "__dict__")
+
+
+def test_a_schema_is_read_as_preflights_reads_it() -> None:
+    """C8: category and field names compare case-insensitively; "*" accepts any field."""
+    other = {"change_category": OTHER, "change_category__other": "Payments"}
+    wildcard = Config(Schema((("Other", ("*",)),)))
+    lowercase = Config(Schema((("authentication", ("strategy",)),)))
+    assert ADAPTER.extract_decision_patch("Fix checkout", other, wildcard) is not None
+    assert (
+        ADAPTER.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, lowercase)
+        is not None
+    )

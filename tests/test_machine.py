@@ -448,3 +448,20 @@ def test_turn_converts_to_an_llm_response() -> None:
         response.decision_hint,
         response.progress,
     )
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"frontend_framework__other": OTHER},
+        {"frontend_framework__other": "other"},
+        {"frontend_framework__other": "Vue", "styling": "Other (Specify)"},
+    ],
+    ids=["companion-option", "companion-other", "volunteered-option"],
+)
+def test_the_other_option_is_never_taken_as_free_text(answers: dict[str, str]) -> None:
+    """Spec §5.2 Rule 2 / C5: "Other (specify)" typed as text is refused, never a patch value."""
+    machine = ClarificationMachine("Build a frontend settings page")
+    machine.step({"frontend_framework": OTHER})
+    feedback = refused(machine, answers)
+    assert "itself" in feedback["issues"]["invalid"][0]["problem"]

@@ -67,9 +67,8 @@ class MockLLMAdapter:
         """
         try:
             machine = ClarificationMachine(intention, self._flow)
-            known = machine._engine.rules.known
-            relevant = {k: v for k, v in dict(answers).items() if k in known}
-            turn = machine.step(relevant)
+            known = self._flow.answer_ids
+            turn = machine.step({k: v for k, v in dict(answers).items() if k in known})
         except (PreflightFsmError, TypeError, ValueError):
             return None
         patch = turn.patch
@@ -92,9 +91,18 @@ def _snapshot_data(state: Any) -> SessionSnapshot | str | bytes | dict[str, Any]
 
 
 def _within_schema(patch: DecisionPatch, heuristics_config: Any) -> bool:
-    """C8: a heuristics config only bounds the result, through its schema's categories."""
+    """C8: a heuristics config only bounds the result, through its schema's categories.
+
+    Read as Preflights' core validates patches: names compare case-insensitively and a field
+    list holding ``"*"`` accepts any field (Preflights' catch-all ``Other``).
+    """
     if heuristics_config is None:
         return True
-    categories = dict(heuristics_config.schema.categories)
-    allowed = categories.get(patch.category)
-    return allowed is not None and all(name in allowed for name, _ in patch.fields)
+    categories = {name.casefold(): fields for name, fields in heuristics_config.schema.categories}
+    allowed = categories.get(patch.category.casefold())
+    if allowed is None:
+        return False
+    if "*" in allowed:
+        return True
+    names = {field.casefold() for field in allowed}
+    return all(name.casefold() in names for name, _ in patch.fields)

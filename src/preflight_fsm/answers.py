@@ -7,6 +7,7 @@ changed nothing.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,12 +37,14 @@ class AnswerRules:
         "known",
         "limits",
         "other",
+        "other_names",
         "placeholders",
         "requirement",
     )
 
     def __init__(self, flow: Flow) -> None:
         self.other = flow.other_option
+        self.other_names = frozenset({self.other.casefold(), "other"})
         self.limits = flow.limits
         self.placeholders = frozenset(p.casefold() for p in flow.placeholders)
         choices: dict[str, tuple[str, ...]] = {
@@ -60,7 +63,7 @@ class AnswerRules:
             [flow.other_category.description_id]
             + [s.id for c in flow.categories for s in c.secondary]
         )
-        self.known = frozenset(self.choice_options) | frozenset(self.companion_of) | self.free_text
+        self.known = flow.answer_ids
         max_chars = self.limits.max_answer_chars
         self.requirement: dict[str, str] = {}
         for qid, options in choices.items():
@@ -75,10 +78,9 @@ class AnswerRules:
 
     def clean_text(self, text: str) -> tuple[str, str | None]:
         """``text`` with newlines unified, stripped and white space collapsed; or a problem."""
-        unified = text.replace("\r\n", "\n").replace("\r", "\n")
-        bad = sorted({f"U+{ord(ch):04X}" for ch in unified if _is_control(ch) and ch not in "\t\n"})
-        if bad:
-            return "", "holds control characters (" + ", ".join(bad) + ")"
+        unified = _unify_newlines(text)
+        if _REFUSED_CONTROL.search(unified):
+            return "", "holds control characters (" + _controls(unified) + ")"
         return " ".join(unified.split()), None
 
     def is_blank(self, text: str) -> bool:
@@ -107,6 +109,9 @@ class AnswerRules:
             return None, (
                 f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"
             )
+        if qid not in self.choice_options and value.casefold() in self.other_names:
+            # Spec §5.2 Rule 2: the option is never a value; its text is what is asked for.
+            return None, f"is the option {self.other!r} itself, not the text it stands for"
         return (None if self.is_blank(value) else value), None
 
     def check_intention(self, intention: object) -> str:
@@ -116,11 +121,10 @@ class AnswerRules:
                 f"the intention must be text, not {type(intention).__name__}; "
                 "send one sentence describing the change"
             )
-        unified = intention.replace("\r\n", "\n").replace("\r", "\n")
-        bad = sorted({f"U+{ord(c):04X}" for c in unified if _is_control(c) and c not in "\t\n"})
-        if bad:
+        unified = _unify_newlines(intention)
+        if _REFUSED_CONTROL.search(unified):
             raise InvalidIntention(
-                "the intention holds control characters (" + ", ".join(bad) + "); "
+                "the intention holds control characters (" + _controls(unified) + "); "
                 "send plain text (tabs and newlines are allowed)"
             )
         text = unified.strip()
@@ -271,6 +275,22 @@ _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of 
 
 def _is_control(ch: str) -> bool:
     return unicodedata.category(ch) == "Cc"
+
+
+# Unicode's Cc category is exactly U+0000-U+001F and U+007F-U+009F (a stability guarantee), so one
+# regex search finds a refused character without a per-character lookup; tab and newline pass.
+_REFUSED_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _unify_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _controls(text: str) -> str:
+    """The refused control characters of ``text``, sorted, as U+XXXX."""
+    return ", ".join(
+        sorted({f"U+{ord(ch):04X}" for ch in text if _is_control(ch) and ch not in "\t\n"})
+    )
 
 
 def _issue(field: str, provided: str, problem: str, requirement: str) -> dict[str, Any]:

@@ -7,9 +7,15 @@ Every error derives from one base, and each is named after its condition::
      ├── InvalidIntention (ValueError)       the intention breaks the C5 limits
      ├── InvalidAnswers (ValueError)         a step's answers were refused (C5); has .feedback
      ├── SessionFinished                     step() on a session in Done or NoPatch
-     └── InvalidSnapshot (ValueError)        a snapshot was refused (C9); has .field
-          ├── SnapshotVersionError           unknown schema_version
-          └── SnapshotFlowMismatch           the snapshot belongs to another flow
+     ├── InvalidSnapshot (ValueError)        a snapshot was refused (C9); has .field
+     │    ├── SnapshotVersionError           unknown schema_version
+     │    └── SnapshotFlowMismatch           the snapshot belongs to another flow
+     └── SessionStoreError                   a stored session (store/) could not be used
+          ├── SessionNotFound (LookupError)  no stored session has that id
+          ├── SessionExpired                 too long without a step; it was removed
+          ├── SessionConflict                a write lost the compare-and-set on the version
+          ├── CorruptSession                 the stored row is unreadable or was tampered with
+          └── StoreUnavailable               the store cannot be opened or reached
 """
 
 from __future__ import annotations
@@ -17,14 +23,20 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CorruptSession",
     "InvalidAnswers",
     "InvalidFlow",
     "InvalidIntention",
     "InvalidSnapshot",
     "PreflightFsmError",
+    "SessionConflict",
+    "SessionExpired",
     "SessionFinished",
+    "SessionNotFound",
+    "SessionStoreError",
     "SnapshotFlowMismatch",
     "SnapshotVersionError",
+    "StoreUnavailable",
 ]
 
 
@@ -74,6 +86,94 @@ class SnapshotVersionError(InvalidSnapshot):
 
 class SnapshotFlowMismatch(InvalidSnapshot):
     """The snapshot was taken on another flow (its name or fingerprint differs)."""
+
+
+class SessionStoreError(PreflightFsmError):
+    """A stored session could not be read or written; ``session_id`` names it (if any)."""
+
+    def __init__(self, message: str, *, session_id: str | None = None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take other arguments than the message; rebuild from the state so the error
+        # survives pickling (multiprocessing workers raise them).
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+class SessionNotFound(SessionStoreError, LookupError):
+    """No stored session has this id (it never existed, was deleted, or expired long ago)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"no session has the id {session_id!r}; list the sessions, or start a new one",
+            session_id=session_id,
+        )
+
+
+class SessionExpired(SessionStoreError):
+    """The session went too long without a step and was removed; start a new session."""
+
+    def __init__(self, session_id: str, expire_after: float) -> None:
+        super().__init__(
+            f"session {session_id!r} expired after {_duration(expire_after)} without a step "
+            "and was removed; start a new session with the same intention to ask again",
+            session_id=session_id,
+        )
+        self.expire_after = expire_after
+
+
+class SessionConflict(SessionStoreError):
+    """Another writer changed the session first; nothing was written. Reload, then retry.
+
+    ``expected`` is the version the write was based on, ``actual`` the stored one (None when the
+    write was a create and the id was taken).
+    """
+
+    def __init__(self, session_id: str, expected: int | None, actual: int | None) -> None:
+        if expected is None:
+            problem = "a session with this id already exists; create it under another id"
+        else:
+            problem = (
+                f"it is at version {actual}, not {expected}: another writer stepped it first; "
+                "reload it and send the answers its current turn asks for"
+            )
+        super().__init__(
+            f"session {session_id!r} was not written: {problem}", session_id=session_id
+        )
+        self.expected = expected
+        self.actual = actual
+
+
+class CorruptSession(SessionStoreError):
+    """The stored row of this session is unreadable or was tampered with; delete it."""
+
+    def __init__(self, session_id: str, problem: str) -> None:
+        super().__init__(
+            f"session {session_id!r} is corrupt ({problem}); delete it and start a new session",
+            session_id=session_id,
+        )
+        self.problem = problem
+
+
+class StoreUnavailable(SessionStoreError):
+    """The session store cannot be opened or reached (a bad path or URL, a server down)."""
+
+
+def _rebuild(
+    cls: type[SessionStoreError], args: tuple[Any, ...], state: dict[str, Any]
+) -> SessionStoreError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 60 and seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds:g} seconds"
 
 
 def _describe(feedback: dict[str, Any]) -> str:

@@ -159,6 +159,15 @@ class Flow(_Frozen):
         """A short, stable digest of the flow's content; snapshots carry it (C9)."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
+    @cached_property
+    def answer_ids(self) -> frozenset[str]:
+        """Every answer id the flow reads: its questions, their companions, volunteered fields."""
+        choices = [self.category_question.id] + [c.question.id for c in self.categories]
+        ids = set(choices) | {f"{qid}{OTHER_SUFFIX}" for qid in choices}
+        ids.add(self.other_category.description_id)
+        ids.update(s.id for c in self.categories for s in c.secondary)
+        return frozenset(ids)
+
     def category(self, name: str) -> Category | None:
         """The category called ``name`` (exact name), or None."""
         for category in self.categories:

@@ -24,9 +24,10 @@ def words(text: str) -> tuple[str, ...]:
 class KeywordIndex:
     """Keyword lists compiled once per flow; :meth:`categories` answers in flow order."""
 
-    __slots__ = ("_order", "_phrases", "_single")
+    __slots__ = ("_last", "_order", "_phrases", "_single")
 
     def __init__(self, keywords: Mapping[str, Iterable[str]]) -> None:
+        self._last: tuple[str, str | None] = ("", None)
         self._order = tuple(keywords)
         self._single: dict[str, set[str]] = {}
         self._phrases: list[tuple[tuple[str, ...], str]] = []
@@ -44,19 +45,29 @@ class KeywordIndex:
         found: set[str] = set()
         text_words = words(text)
         single = self._single
-        for word in text_words:
-            hit = single.get(word)
-            if hit:
-                found |= hit
-        for phrase, category in self._phrases:
-            if category not in found and _contains(text_words, phrase):
-                found.add(category)
+        for word in single.keys() & text_words:  # one C-level intersection, not a lookup per word
+            found |= single[word]
+        if self._phrases:
+            present = set(text_words)
+            for phrase, category in self._phrases:
+                if category not in found and phrase[0] in present and _contains(text_words, phrase):
+                    found.add(category)
+        if not found:
+            return ()
         return tuple(c for c in self._order if c in found)
 
     def only_category(self, text: str) -> str | None:
         """The one category ``text`` names, or None when it names none or several."""
+        # A session's shortcut guard and its effect ask about the same intention object in a row:
+        # remember the last answer. The pair is replaced whole (safe across threads), and holding
+        # ``text`` keeps its identity from being reused by another string.
+        last_text, last = self._last
+        if last_text is text:
+            return last
         matched = self.categories(text)
-        return matched[0] if len(matched) == 1 else None
+        found = matched[0] if len(matched) == 1 else None
+        self._last = (text, found)
+        return found
 
 
 def _contains(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:

@@ -11,9 +11,11 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, TypeVar
 
+from pydantic import BaseModel
 from transitions import Machine
+from transitions.core import Condition, Event, EventData, Transition
 
 from preflight_fsm import snapshot as _snap
 from preflight_fsm.answers import AnswerRules
@@ -40,6 +42,7 @@ __all__ = [
     "TERMINAL_STATES",
     "ClarificationMachine",
     "Edge",
+    "machine_definition",
     "transition_table",
 ]
 
@@ -51,9 +54,122 @@ NO_PATCH: Final = "NoPatch"
 STATES: tuple[StateName, ...] = (NEED_CATEGORY, NEED_PRIMARY_FIELD, NEED_OTHER, DONE, NO_PATCH)
 QUESTION_STATES = frozenset({NEED_CATEGORY, NEED_PRIMARY_FIELD, NEED_OTHER})
 TERMINAL_STATES = frozenset({DONE, NO_PATCH})
+_STATE_BY_NAME: dict[str, StateName] = {name: name for name in STATES}
 
 # transitions logs several lines per transition at INFO; keep it quiet in the serving path.
 logging.getLogger("transitions").setLevel(logging.WARNING)
+
+
+# -- transitions without its per-call overhead ----------------------------------------------------
+# transitions' own extension points (Machine.event_cls / transition_cls, Transition.condition_cls):
+# the same machine, the same transitions tried in the same order with the same callbacks, minus
+# what a step paid for nothing: a functools.partial and a queue check per trigger, a debug/info log
+# call per callback list, and name lookups of callables. Every hook transitions offers still runs
+# when set (prepare, before/after, enter/exit, machine-wide callbacks, on_final); a machine with a
+# queue, `on_exception`, `finalize_event` or `send_event` takes the library's own path unchanged.
+
+
+class _Condition(Condition):
+    """A guard: called directly when it is a callable, compared ``== target`` like transitions."""
+
+    def check(self, event_data: EventData) -> bool:
+        if isinstance(self.func, str) or event_data.machine.send_event:
+            return bool(super().check(event_data))
+        return bool(self.func(*event_data.args, **event_data.kwargs) == self.target)
+
+
+class _Transition(Transition):
+    """Transition.execute without logging; empty callback lists are skipped, not iterated."""
+
+    condition_cls = _Condition
+
+    def execute(self, event_data: EventData) -> bool:
+        machine = event_data.machine
+        if self.prepare:
+            _callbacks(machine, self.prepare, event_data)
+        if machine.send_event:
+            for condition in self.conditions:
+                if not condition.check(event_data):
+                    return False
+        else:
+            # Condition.check inlined for plain callables: the guard's own call is most of it.
+            args, kwargs = event_data.args, event_data.kwargs
+            for condition in self.conditions:
+                func = condition.func
+                if type(condition) is _Condition and not isinstance(func, str):
+                    passed = func(*args, **kwargs) == condition.target
+                    if not passed:
+                        return False
+                elif not condition.check(event_data):
+                    return False
+        if machine.before_state_change:
+            _callbacks(machine, machine.before_state_change, event_data)
+        if self.before:
+            _callbacks(machine, self.before, event_data)
+        if self.dest:  # None is an internal transition: no state change
+            self._change_state(event_data)
+        if self.after:
+            _callbacks(machine, self.after, event_data)
+        if machine.after_state_change:
+            _callbacks(machine, machine.after_state_change, event_data)
+        return True
+
+    def _change_state(self, event_data: EventData) -> None:
+        machine = event_data.machine
+        states = machine.states
+        source = states.get(self.source) or machine.get_state(self.source)
+        if source.on_exit:
+            source.exit(event_data)
+        name = self.dest
+        assert name is not None  # execute() changes state only when dest is set
+        dest = states.get(name) or machine.get_state(name)
+        setattr(event_data.model, machine.model_attribute, dest.value)
+        event_data.state = dest
+        if dest.on_enter:
+            dest.enter(event_data)
+        if dest.final:
+            _callbacks(machine, machine.on_final, event_data)
+
+
+class _Event(Event):
+    """Event.trigger straight to the transitions of the model's state, for unqueued machines."""
+
+    def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
+        machine = self.machine
+        if machine.has_queue or machine.on_exception or machine.finalize_event:
+            return bool(super().trigger(model, *args, **kwargs))
+        # Machine._process would call this at once: without a queue, nothing is ever pending.
+        event_data = EventData(None, self, machine, model, args=args, kwargs=kwargs)
+        name = getattr(model, machine.model_attribute)
+        state = machine.states.get(name) if isinstance(name, str) else None
+        event_data.state = state or machine.get_model_state(model)
+        transitions = self.transitions.get(event_data.state.name)
+        if transitions is None and not self._is_valid_source(event_data.state):
+            return False  # ignored as invalid (ignore_invalid_triggers); else it raised
+        if machine.prepare_event:
+            _callbacks(machine, machine.prepare_event, event_data)
+        for transition in transitions or ():
+            event_data.transition = transition
+            if transition.execute(event_data):
+                event_data.result = True
+                break
+        return bool(event_data.result)
+
+
+def _callbacks(machine: Machine, funcs: Any, event_data: EventData) -> None:
+    """Machine.callbacks without its log line per callback; a name is resolved as there."""
+    for func in funcs:
+        if isinstance(func, str) or machine.send_event:
+            machine.callback(func, event_data)
+        else:
+            func(*event_data.args, **event_data.kwargs)
+
+
+class _SharedMachine(Machine):
+    """The machine every session of a flow is stepped through (see the classes above)."""
+
+    event_cls = _Event
+    transition_cls = _Transition
 
 
 class _Session:
@@ -320,23 +436,41 @@ def _rows(flow: Flow) -> list[_Row]:
 
 
 class _Recorder:
-    """A transition's `before` callback: apply its effect and append to the session's trace."""
+    """A transition's `before` callback: apply its effect and append to the session's trace.
 
-    __slots__ = ("effect", "step")
+    A trace step is frozen and depends only on the edge and the turn, so each edge keeps one per
+    turn number (at most the flow's budget plus one) and every session shares them.
+    """
+
+    __slots__ = ("edge", "effect", "steps")
 
     def __init__(self, effect: Callable[[_Session], None], edge: Edge) -> None:
         self.effect = effect
-        self.step = (edge.trigger, edge.source, edge.dest, edge.guards)
+        self.edge = edge
+        self.steps: dict[int, _snap.TraceStep] = {}
 
     def __call__(self, s: _Session) -> None:
         self.effect(s)
-        trigger, source, dest, guards = self.step
-        s.trace.append(
-            _snap.TraceStep.model_construct(
-                turn=s.turn, trigger=trigger, source=source, dest=dest, guards=guards
-            )
-        )
+        step = self.steps.get(s.turn)
+        s.trace.append(self.at(s.turn) if step is None else step)
         s.declined = False
+
+    def at(self, turn: int) -> _snap.TraceStep:
+        """The shared trace step of this edge taken during ``turn``."""
+        step = self.steps.get(turn)
+        if step is None:
+            edge = self.edge
+            step = self.steps.setdefault(
+                turn,
+                _snap.TraceStep(
+                    turn=turn,
+                    trigger=edge.trigger,
+                    source=edge.source,
+                    dest=edge.dest,
+                    guards=edge.guards,
+                ),
+            )
+        return step
 
 
 class _Engine:
@@ -359,7 +493,8 @@ class _Engine:
             for src, trig, guards, dest, effect in rows
         )
         _check_graph(self.edges)
-        self.machine = Machine(
+        self.edge_keys = frozenset((e.source, e.trigger, e.dest, e.guards) for e in self.edges)
+        self.machine = _SharedMachine(
             model=None,
             states=list(STATES),
             initial=NEED_CATEGORY,
@@ -367,13 +502,27 @@ class _Engine:
             send_event=False,
             name=f"clarification[{flow.name}]",
         )
+        self.recorders: dict[tuple[str, str, str, tuple[str, ...]], _Recorder] = {}
         for (src, trig, guards, dest, effect), edge in zip(rows, self.edges, strict=True):
-            self.machine.add_transition(
-                trig, src, dest, conditions=list(guards), before=[_Recorder(effect, edge)]
+            recorder = _Recorder(effect, edge)
+            self.recorders[(edge.source, edge.trigger, edge.dest, edge.guards)] = recorder
+            self.machine.add_transition(trig, src, dest, conditions=list(guards), before=[recorder])
+        # A restored session takes these string objects instead of the copies its JSON held, so
+        # it compares and looks up by identity like a live one (and holds no copies).
+        self.canonical: dict[str, str] = {
+            text: text
+            for text in (
+                *STATES,
+                *self.rules.known,
+                *self.categories,
+                flow.other_category.name,
+                *(o for table in self.rules.choice_options.values() for o in table.values()),
             )
+        }
         self._start = self.machine.events.get("start")
         self._answer = self.machine.events["answer"]
         self._questions = self._build_questions()
+        self._turns: dict[tuple[str, str | None, str | None, str | None, int], Turn] = {}
 
     # -- questions (C2), built once ---------------------------------------------------------------
 
@@ -485,7 +634,11 @@ class _Engine:
         other = self.flow.other_category
         if s.category == other.name:
             description = s.answers.get(other.description_id, s.intention)
-            return DecisionPatch(category=other.name, fields=((other.field, description),))
+            return _built(
+                DecisionPatch,
+                {"category": other.name, "fields": ((other.field, description),), "references": ()},
+                _PATCH_SET,
+            )
         category = self.categories[s.category or ""]
         q = category.question
         value = s.answers[q.id]
@@ -493,18 +646,52 @@ class _Engine:
             value = s.answers[f"{q.id}{OTHER_SUFFIX}"]
         fields = [(q.field, value)]
         fields += [(f.field, s.answers[f.id]) for f in category.secondary if f.id in s.answers]
-        return DecisionPatch(category=category.name, fields=tuple(fields))
+        return _built(
+            DecisionPatch,
+            {"category": category.name, "fields": tuple(fields), "references": ()},
+            _PATCH_SET,
+        )
 
     def turn(self, s: _Session) -> Turn:
-        return Turn.model_construct(
-            state=s.state,
-            questions=self.questions(s),
-            missing_info=self.missing_info(s),
-            decision_hint=self.hint(s),
-            progress=progress_of(s.state, self.category_known(s)),
-            patch=self.patch(s),
-            number=s.turn,
-        )
+        if s.state == DONE:  # the one turn that depends on the answers: its patch
+            return self._make_turn(s)
+        # Any other turn depends only on this key, which takes a few dozen values per flow:
+        # build each once and share it (Turn is frozen).
+        key = (s.state, s.category, s.other_for, s.unresolved, s.turn)
+        turn = self._turns.get(key)
+        if turn is None:
+            turn = self._turns.setdefault(key, self._make_turn(s))
+        return turn
+
+    def _make_turn(self, s: _Session) -> Turn:
+        values = {
+            "state": s.state,
+            "questions": self.questions(s),
+            "missing_info": self.missing_info(s),
+            "decision_hint": self.hint(s),
+            "progress": progress_of(s.state, self.category_known(s)),
+            "patch": self.patch(s),
+            "number": s.turn,
+        }
+        return _built(Turn, values, _TURN_SET)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+_PATCH_SET: Final = frozenset({"category", "fields"})  # what DecisionPatch(category, fields) sets
+_TURN_SET: Final = frozenset(Turn.model_fields)
+_set = object.__setattr__
+
+
+def _built(cls: type[_M], values: dict[str, Any], fields_set: frozenset[str]) -> _M:
+    """``cls.model_construct(**values)`` for values the engine built itself, every field given in
+    field order: the four attributes model_construct sets, without its per-field alias and
+    default lookups, which cost more than the rest of a turn (about 8 µs in pydantic 2.14)."""
+    model = cls.__new__(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(fields_set))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 def _check_graph(edges: tuple[Edge, ...]) -> None:
@@ -563,6 +750,23 @@ def _engine_for(flow: Flow) -> _Engine:
 def transition_table(flow: Flow | None = None) -> tuple[Edge, ...]:
     """Every edge of the flow's machine, in the order its guards are tried (C1)."""
     return _engine_for(flow or default_flow()).edges
+
+
+def machine_definition(flow: Flow | None = None) -> dict[str, Any]:
+    """Keyword arguments for a fresh ``transitions.Machine`` holding the flow's states and guarded
+    transitions in the order they are tried: the engine's own rows (C1), without its session
+    callbacks. The diagrams draw from such a machine, never from the shared serving one."""
+    flow = flow or default_flow()
+    _engine_for(flow)  # STYLE 5: a broken flow fails here, naming its offending ids
+    return {
+        "states": list(STATES),
+        "initial": NEED_CATEGORY,
+        "auto_transitions": False,
+        "transitions": [
+            {"trigger": trigger, "source": source, "dest": dest, "conditions": list(guards)}
+            for source, trigger, guards, dest, _effect in _rows(flow)
+        ],
+    }
 
 
 class ClarificationMachine:
@@ -631,23 +835,23 @@ class ClarificationMachine:
     def snapshot(self) -> _snap.SessionSnapshot:
         """Everything needed to restore this session exactly, with a digest of its content."""
         s, engine = self._session, self._engine
-        data = _snap.SessionSnapshot.model_construct(
-            intention=s.intention,
-            asked_questions=tuple(s.asked),
-            answered_questions=tuple(s.answers),
-            missing_info=engine.missing_info(s),
-            schema_version=_snap.SCHEMA_VERSION,
-            flow=engine.flow.name,
-            flow_fingerprint=engine.flow.fingerprint,
-            state=s.state,
-            category=s.category,
-            other_for=s.other_for,
-            answers=dict(s.answers),
-            turn=s.turn,
-            trace=tuple(s.trace),
-            digest=None,
-        )
-        return data.model_copy(update={"digest": data.content_digest()})
+        fields: dict[str, Any] = {
+            "intention": s.intention,
+            "asked_questions": tuple(s.asked),
+            "answered_questions": tuple(s.answers),
+            "missing_info": engine.missing_info(s),
+            "schema_version": _snap.SCHEMA_VERSION,
+            "flow": engine.flow.name,
+            "flow_fingerprint": engine.flow.fingerprint,
+            "state": s.state,
+            "category": s.category,
+            "other_for": s.other_for,
+            "answers": dict(s.answers),
+            "turn": s.turn,
+            "trace": tuple(s.trace),
+        }
+        # Digested before the model is built, so it is built (and validated) once.
+        return _snap.SessionSnapshot(**fields, digest=_snap.digest_of(fields))
 
     @classmethod
     def from_snapshot(
@@ -744,17 +948,21 @@ def _restore(engine: _Engine, snap: _snap.SessionSnapshot) -> _Session:
             "(the flow changed since the snapshot was taken)",
         )
     s = _Session(engine, _intention(engine, snap.intention))
-    s.state = snap.state or NEED_CATEGORY
-    s.category = snap.category
-    s.other_for = snap.other_for
+    canonical = engine.canonical
+    s.state = _STATE_BY_NAME.get(snap.state, snap.state) if snap.state else NEED_CATEGORY
+    s.category = canonical.get(snap.category, snap.category) if snap.category else None
+    s.other_for = canonical.get(snap.other_for, snap.other_for) if snap.other_for else None
     s.turn = snap.turn if snap.turn is not None else 0
     s.answers = _restored_answers(engine, snap.answers)
     s.trace = list(snap.trace)
-    s.asked = list(snap.asked_questions)
+    s.asked = [canonical.get(q, q) for q in snap.asked_questions]
     if s.state == NO_PATCH:
         s.unresolved = snap.missing_info[0] if len(snap.missing_info) == 1 else None
     _check_position(engine, s)
     _check_trace(engine, s)
+    # Every step is an edge (checked just now): share the engine's own step objects.
+    recorders = engine.recorders
+    s.trace = [recorders[(t.source, t.trigger, t.dest, t.guards)].at(t.turn) for t in s.trace]
     expected = {
         "missing_info": engine.missing_info(s),
         "answered_questions": tuple(s.answers),
@@ -785,7 +993,8 @@ def _restored_answers(engine: _Engine, answers: dict[str, str]) -> dict[str, str
         base = rules.companion_of.get(key)
         if base is not None and answers.get(base) != rules.other:
             raise InvalidSnapshot(f"answers.{key}", f"is set but {base} is not {rules.other!r}")
-    return dict(answers)
+    canonical = engine.canonical
+    return {canonical.get(k, k): canonical.get(v, v) for k, v in answers.items()}
 
 
 def _check_position(engine: _Engine, s: _Session) -> None:
@@ -835,7 +1044,7 @@ def _check_position(engine: _Engine, s: _Session) -> None:
 
 def _check_trace(engine: _Engine, s: _Session) -> None:
     """The trace must be a walk along the machine's edges, from NeedCategory to the state."""
-    edges = {(e.source, e.trigger, e.dest, e.guards) for e in engine.edges}
+    edges = engine.edge_keys
     position = NEED_CATEGORY
     last_turn = 0
     for i, step in enumerate(s.trace):

@@ -14,8 +14,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+@app.callback()
+def _root() -> None:
+    # A callback keeps `app` a group even while it has a single command: without it typer runs a
+    # lone command as the program itself, and `preflight-fsm chat "..."` is refused.
+    pass
+
+
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ("chat",)
+_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "sessions")
 
 
 def main() -> None:
