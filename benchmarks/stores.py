@@ -180,7 +180,7 @@ def store_figures(count: int, processes: int) -> list[Figure]:
                     "steps/s",
                     target=one_target if n == 1 else f"{n} processes, one file",
                     ok=rate >= 2000 if n == 1 else None,
-                    note="WAL, synchronous=FULL; load + restore + step + compare-and-set write",
+                    note="WAL, synchronous=NORMAL; load + restore + step + compare-and-set write",
                 )
             )
         why = _redis_missing()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
@@ -386,15 +387,29 @@ def test_an_unreachable_redis_is_unavailable(tmp_path: Path) -> None:
         store.get("s1")
 
 
-def test_the_sqlite_store_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
-    """The SQLite file is in WAL mode (readers never block the writer) with synchronous=FULL."""
-    with SqliteStore(tmp_path / "s.sqlite3") as store:
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [(None, 1), ("NORMAL", 1), ("FULL", 2)],
+    ids=["default", "normal", "full"],
+)
+def test_the_sqlite_store_runs_in_wal_mode_with_the_chosen_sync(
+    tmp_path: Path, setting: Literal["NORMAL", "FULL"] | None, expected: int
+) -> None:
+    """WAL mode (readers never block the writer); synchronous NORMAL by default, FULL on request."""
+    options: dict[str, Any] = {} if setting is None else {"synchronous": setting}
+    with SqliteStore(tmp_path / "s.sqlite3", **options) as store:
         store.create("s1", "x")
         db = store._db
-        assert ("wal", 2) == (
+        assert ("wal", expected) == (
             db.execute("PRAGMA journal_mode").fetchone()[0],
             db.execute("PRAGMA synchronous").fetchone()[0],
         )
+
+
+def test_an_unknown_sqlite_sync_setting_is_refused(tmp_path: Path) -> None:
+    """A synchronous value other than NORMAL or FULL fails clearly, naming both."""
+    with pytest.raises(ValueError, match="NORMAL' or 'FULL"):
+        SqliteStore(tmp_path / "s.sqlite3", synchronous="OFF")  # type: ignore[arg-type]
 
 
 def test_the_sqlite_store_creates_its_directory(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from preflight_fsm.errors import (
     SessionConflict,
@@ -49,7 +50,10 @@ _COLUMNS = "version, snapshot, created_at, updated_at"
 class SqliteStore(SessionStore):
     """Sessions in one SQLite file; safe across threads and processes sharing the file.
 
-    ``timeout`` is how long a write waits for another process's write lock.
+    ``timeout`` is how long a write waits for another process's write lock. ``synchronous`` is
+    SQLite's setting for WAL mode: ``"NORMAL"`` (the default) keeps every committed step through
+    any process crash and never corrupts the file, but a power cut may lose the last steps;
+    ``"FULL"`` also survives power cuts, at an fsync per step (about a third of the throughput).
     """
 
     def __init__(
@@ -59,8 +63,12 @@ class SqliteStore(SessionStore):
         expire_after: float = DEFAULT_EXPIRE_AFTER,
         clock: Clock = time.time,
         timeout: float = 30.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
     ) -> None:
         super().__init__(expire_after=expire_after, clock=clock)
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
+        self.synchronous = synchronous
         self.path = Path(path)
         self._lock = threading.Lock()
         try:
@@ -94,8 +102,9 @@ class SqliteStore(SessionStore):
                 time.sleep(0.02)
         if str(mode).lower() != "wal":
             raise sqlite3.OperationalError(f"the file cannot use WAL (journal_mode is {mode})")
-        # FULL: a write acknowledged to the caller survives a power cut, not only a crash.
-        db.execute("PRAGMA synchronous=FULL")
+        # WAL + NORMAL: committed steps survive any process crash (SIGKILL included); FULL adds
+        # an fsync per commit so they survive a power cut too (D34).
+        db.execute(f"PRAGMA synchronous={self.synchronous}")
         db.execute(SCHEMA)
 
     @property
