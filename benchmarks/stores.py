@@ -8,18 +8,15 @@ turn of every session through ``Sessions.answer`` (load, restore, step, compare-
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from benchmarks.report import Figure
+from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
 
 __all__ = ["store_figures"]
 
@@ -32,16 +29,6 @@ def _missing() -> str | None:
         from preflight_fsm.store import Sessions, open_store  # noqa: F401
     except ImportError as exc:
         return f"the session store is missing (preflight_fsm.store: {exc})"
-    return None
-
-
-def _redis_missing() -> str | None:
-    if shutil.which("redis-server") is None:
-        return "redis-server is not installed (apt-get install redis-server)"
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        return "the redis package is not installed (pip install 'preflight-fsm[redis]')"
     return None
 
 
@@ -105,54 +92,6 @@ def _workers(location: str, count: int, processes: int) -> float:
     return float(steps / wall)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _redis_server(directory: Path) -> Iterator[str]:
-    """A throw-away redis-server on a free loopback port, without persistence."""
-    import redis
-
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(directory),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url, socket_connect_timeout=0.2)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.02)
-        yield url
-    finally:
-        client.close()
-        server.terminate()
-        server.wait(timeout=10)
-
-
 def _skipped(name: str, target: str, why: str) -> Figure:
     return Figure(name, None, "steps/s", target=target, note=f"skipped: {why}")
 
@@ -183,10 +122,10 @@ def store_figures(count: int, processes: int) -> list[Figure]:
                     note="WAL, synchronous=NORMAL; load + restore + step + compare-and-set write",
                 )
             )
-        why = _redis_missing()
+        why = redis_missing()
         if why is not None:
             return figures + [_skipped(name, target, why) for name, target in names[2:]]
-        with _redis_server(Path(tmp)) as url:
+        with throwaway_redis(Path(tmp)) as url:
             for n, name in ((1, names[2][0]), (processes, names[3][0])):
                 rate = _workers(url, count, n)
                 figures.append(

@@ -7,10 +7,7 @@ it skip (saying why) when ``redis-server`` or the ``redis`` package is missing o
 
 from __future__ import annotations
 
-import shutil
 import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +16,7 @@ import pytest
 
 from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
+from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 DURABLE_BACKENDS = ("sqlite", "redis")
@@ -61,68 +59,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _why_not() -> str | None:
-    if shutil.which("redis-server") is None:
-        return "redis-server is not installed (apt-get install redis-server; CI installs it)"
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        return "the redis package is not installed (pip install 'preflight-fsm[redis]')"
-    return None
-
-
 @contextmanager
 def running_redis(directory: Path) -> Iterator[str]:
-    """A redis-server working in ``directory`` for the block; yields its ``redis://`` URL."""
-    reason = _why_not()
+    """A redis-server working in ``directory`` for the block; yields its ``redis://`` URL.
+
+    Skips the test, saying what to install, where redis-server or the client is missing.
+    """
+    reason = redis_missing()
     if reason is not None:
         pytest.skip(reason)
-    import redis
-
-    for _attempt in range(5):  # another process may take the free port before the server does
-        port = free_port()
-        server = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(directory),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"redis://127.0.0.1:{port}/0"
-        client = redis.Redis.from_url(url, socket_connect_timeout=0.2)
-        try:
-            deadline = time.monotonic() + 10
-            while server.poll() is None and time.monotonic() < deadline:
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.02)
-            else:
-                server.kill()
-                server.wait()
-                continue
-            try:
-                yield url
-            finally:
-                server.terminate()
-                server.wait(timeout=10)
-            return
-        finally:
-            client.close()
-    pytest.fail("redis-server did not start on a free loopback port in 5 attempts")
+    with throwaway_redis(directory) as url:
+        yield url
 
 
 def flush(url: str) -> None:
