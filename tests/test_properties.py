@@ -84,6 +84,20 @@ def play(intention: str, steps: list[dict[str, Any]]) -> list[Turn | str]:
     return results
 
 
+def advanced(intention: str, steps: list[dict[str, Any]]) -> ClarificationMachine | None:
+    """A session stepped until its answers run out or one is refused; None for a bad intention."""
+    try:
+        machine = ClarificationMachine(intention)
+    except InvalidIntention:
+        return None
+    for answers in steps:
+        try:
+            machine.step(answers)
+        except (InvalidAnswers, SessionFinished):
+            break
+    return machine
+
+
 def assert_invariants(turn: Turn) -> None:
     visible = [q for q in turn.questions if not q.optional]
     assert len(turn.questions) <= 2, "C3: never more than 2 questions"
@@ -205,15 +219,9 @@ def test_a_session_snapshot_with_a_changed_field_is_refused(
     intention: str, steps: list[dict[str, Any]]
 ) -> None:
     """C9: editing a real snapshot's content is refused (digest), never half-restored."""
-    results = play(intention, [])
-    if results == ["InvalidIntention"]:
+    machine = advanced(intention, steps)
+    if machine is None:
         return
-    machine = ClarificationMachine(intention)
-    for answers in steps:
-        try:
-            machine.step(answers)
-        except (InvalidAnswers, SessionFinished):
-            break
     data = json.loads(machine.snapshot().model_dump_json())
     data["turn"] = data["turn"] + 1
     with pytest.raises(InvalidSnapshot) as info:
@@ -236,14 +244,9 @@ def test_an_undigested_edit_restores_consistently_or_is_refused(
     intention: str, steps: list[dict[str, Any]], key: str, value: Any
 ) -> None:
     """C9: without a digest, any one-field edit is refused or restores to a coherent session."""
-    if play(intention, []) == ["InvalidIntention"]:
+    machine = advanced(intention, steps)
+    if machine is None:
         return
-    machine = ClarificationMachine(intention)
-    for answers in steps:
-        try:
-            machine.step(answers)
-        except (InvalidAnswers, SessionFinished):
-            break
     data = json.loads(machine.snapshot().model_dump_json())
     data[key] = value
     data["digest"] = None

@@ -290,3 +290,12 @@ def test_snapshot_model_is_frozen_and_refuses_unknown_keys() -> None:
     with pytest.raises(ValueError, match="frozen"):
         snapshot.state = "Done"  # type: ignore[misc]
     assert "forbid" == SessionSnapshot.model_config.get("extra")
+
+
+def test_require_digest_refuses_a_snapshot_without_one() -> None:
+    """C9: stores restore with require_digest=True, so a rewritten row without digest is refused."""
+    data = tampered(as_dict(in_need_other()))
+    assert "NeedOther" == ClarificationMachine.from_snapshot(data).state
+    with pytest.raises(InvalidSnapshot, match="missing") as info:
+        ClarificationMachine.from_snapshot(data, require_digest=True)
+    assert "digest" == info.value.field

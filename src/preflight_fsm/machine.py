@@ -858,12 +858,15 @@ class ClarificationMachine:
         cls,
         snapshot: _snap.SessionSnapshot | str | bytes | dict[str, Any],
         flow: Flow | None = None,
+        *,
+        require_digest: bool = False,
     ) -> ClarificationMachine:
         """Restore a session; anything refused raises InvalidSnapshot naming the field.
 
         A full snapshot restores exactly; Preflights' four-field form restores to a position.
+        ``require_digest`` also refuses a snapshot that carries no digest.
         """
-        parsed = _snap.parse_snapshot(snapshot)
+        parsed = _snap.parse_snapshot(snapshot, require_digest=require_digest)
         engine = _engine_for(flow or default_flow())
         machine = cls.__new__(cls)
         machine._engine = engine

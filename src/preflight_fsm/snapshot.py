@@ -131,8 +131,14 @@ _DIGESTED_FIELDS = tuple(sorted(name for name in SessionSnapshot.model_fields if
 _SORTED_STEP_FIELDS = tuple(sorted(TraceStep.model_fields))
 
 
-def parse_snapshot(data: SessionSnapshot | str | bytes | dict[str, Any]) -> SessionSnapshot:
-    """A structurally valid snapshot, or InvalidSnapshot naming the offending field."""
+def parse_snapshot(
+    data: SessionSnapshot | str | bytes | dict[str, Any], *, require_digest: bool = False
+) -> SessionSnapshot:
+    """A structurally valid snapshot, or InvalidSnapshot naming the offending field.
+
+    ``require_digest`` refuses a snapshot without a digest (stores, which only hold snapshots
+    this package wrote, so a missing digest means the row was rewritten).
+    """
     if isinstance(data, SessionSnapshot):
         snapshot = data
     elif (current := _as_current(data)) is not None:
@@ -150,6 +156,8 @@ def parse_snapshot(data: SessionSnapshot | str | bytes | dict[str, Any]) -> Sess
         if not isinstance(data, dict):
             raise InvalidSnapshot("snapshot", f"must be a JSON object, not {type(data).__name__}")
         snapshot = _validate(_migrate(data))
+    if snapshot.digest is None and require_digest:
+        raise InvalidSnapshot("digest", "is missing: the snapshot was not written here")
     if snapshot.digest is not None and snapshot.digest != snapshot.content_digest():
         raise InvalidSnapshot(
             "digest", "does not match the content: the snapshot was changed after it was taken"

@@ -22,7 +22,6 @@ from preflight_fsm.errors import (
 )
 from preflight_fsm.flow import Flow
 from preflight_fsm.machine import ClarificationMachine
-from preflight_fsm.snapshot import parse_snapshot
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
 
@@ -129,11 +128,10 @@ class Sessions:
     def restore(self, record: StoredSession) -> ClarificationMachine:
         """The machine a stored snapshot holds; CorruptSession if it is refused (C9)."""
         try:
-            snapshot = parse_snapshot(record.snapshot)
-            if snapshot.digest is None:
-                # Every snapshot this package writes carries one: a row without was rewritten.
-                raise InvalidSnapshot("digest", "is missing: the snapshot was not written here")
-            return ClarificationMachine.from_snapshot(snapshot, self.flow)
+            # Every snapshot this package writes carries a digest: a row without was rewritten.
+            return ClarificationMachine.from_snapshot(
+                record.snapshot, self.flow, require_digest=True
+            )
         except InvalidSnapshot as exc:
             raise CorruptSession(record.id, str(exc)) from exc
 
