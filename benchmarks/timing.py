@@ -39,35 +39,45 @@ def median_per_call(fn: Callable[[], object], *, inner: int, rounds: int) -> flo
 
 
 def side_by_side(
-    contenders: Mapping[str, Callable[[], object]], *, inner: int, rounds: int
+    contenders: Mapping[str, tuple[Callable[[], T], Callable[[T], object]]],
+    *,
+    inner: int,
+    rounds: int,
 ) -> dict[str, float]:
-    """Median seconds per call of each contender, measured in alternating rounds."""
+    """Median seconds per ``use(item)`` of each contender ``(make, use)``, in alternating rounds.
+
+    Every round makes ``inner`` fresh items per contender, untimed: each call gets inputs of its
+    own, as a service's sessions do (no string object or dict is shared between calls).
+    """
     samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for fn in contenders.values():
-        fn()
+    for make, use in contenders.values():
+        use(make())
     for i in range(rounds):
         # Alternate who goes first, so neither always runs right after a collection.
         order = list(contenders.items())
         if i % 2:
             order.reverse()
-        for name, fn in order:
-            samples[name].append(_round(fn, inner))
+        for name, (make, use) in order:
+            samples[name].append(_timed(make, use, inner))
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _timed(make: Callable[[], T], use: Callable[[T], object], inner: int) -> float:
+    """Seconds per ``use(item)`` over ``inner`` fresh items made before the clock starts."""
+    items = [make() for _ in range(inner)]
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter_ns()
+        for item in items:
+            use(item)
+        elapsed = time.perf_counter_ns() - start
+    finally:
+        gc.enable()
+    return elapsed / inner / 1e9
 
 
 def batched(make: Callable[[], T], use: Callable[[T], object], *, inner: int, rounds: int) -> float:
     """Median seconds per ``use(item)``, each round on ``inner`` fresh items made untimed."""
-    samples: list[float] = []
-    for _ in range(rounds + 1):
-        items = [make() for _ in range(inner)]
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter_ns()
-            for item in items:
-                use(item)
-            elapsed = time.perf_counter_ns() - start
-        finally:
-            gc.enable()
-        samples.append(elapsed / inner / 1e9)
+    samples = [_timed(make, use, inner) for _ in range(rounds + 1)]
     return statistics.median(samples[1:])  # the first round warms up

@@ -7,7 +7,16 @@ from typing import Any
 
 from preflight_fsm import ClarificationMachine, DecisionPatch, Turn
 
-__all__ = ["LIVE", "SCENARIOS", "Scenario", "live_session", "ours", "theirs", "theirs_adapter"]
+__all__ = [
+    "LIVE",
+    "SCENARIOS",
+    "Scenario",
+    "fresh",
+    "live_session",
+    "ours",
+    "theirs",
+    "theirs_adapter",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,25 @@ SCENARIOS = (
     ),
 )
 
+
+def fresh(scenario: Scenario) -> Scenario:
+    """The scenario with inputs of its own: a new intention string, new answer dicts.
+
+    A service never sees the same string object twice; sharing one would let any memo keyed by
+    identity hit across sessions and flatter the figures.
+    """
+    return Scenario(
+        scenario.name,
+        scenario.intention.encode().decode(),
+        tuple(
+            {k.encode().decode(): v.encode().decode() for k, v in step.items()}
+            for step in scenario.steps
+        ),
+        scenario.patch,
+        {k.encode().decode(): v.encode().decode() for k, v in scenario.their_answers.items()},
+    )
+
+
 LIVE = SCENARIOS[1]
 """The live session of the step, snapshot and memory figures: two-phase, turn 1 answered."""
 
@@ -64,8 +92,9 @@ def ours(scenario: Scenario) -> Turn:
 
 def live_session() -> ClarificationMachine:
     """A session waiting for its second turn (its first answered), as a service holds many."""
-    machine = ClarificationMachine(LIVE.intention)
-    machine.step(LIVE.steps[0])
+    scenario = fresh(LIVE)
+    machine = ClarificationMachine(scenario.intention)
+    machine.step(scenario.steps[0])
     return machine
 
 

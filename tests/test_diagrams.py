@@ -27,6 +27,7 @@ from preflight_fsm.diagrams import (
     GraphvizMissing,
     flow_graph,
     generated_files,
+    machine_definition,
     render,
     session_graph,
     to_dot,
@@ -34,7 +35,7 @@ from preflight_fsm.diagrams import (
     write_diagrams,
 )
 from preflight_fsm.flow import default_flow, flow_from_data
-from preflight_fsm.machine import STATES, TERMINAL_STATES, machine_definition
+from preflight_fsm.states import STATES, TERMINAL_STATES
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_DOT = shutil.which("dot") is not None

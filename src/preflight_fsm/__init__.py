@@ -5,31 +5,38 @@ from preflight_fsm.errors import (
     InvalidAnswers,
     InvalidFlow,
     InvalidIntention,
+    InvalidSeal,
     InvalidSnapshot,
     PreflightFsmError,
     SessionFinished,
     SnapshotFlowMismatch,
     SnapshotVersionError,
 )
-from preflight_fsm.flow import Flow, default_flow, load_flow
-from preflight_fsm.machine import ClarificationMachine, Edge, transition_table
+from preflight_fsm.flow import Flow, FlowRegistry, default_flow, load_flow, load_registry
+from preflight_fsm.machine import ClarificationMachine, Migration
 from preflight_fsm.patch import DecisionPatch
-from preflight_fsm.snapshot import SessionSnapshot, TraceStep
+from preflight_fsm.snapshot import Divergence, SealKeys, SessionSnapshot, TraceStep
+from preflight_fsm.table import Edge, transition_table
 from preflight_fsm.turn import LLMResponse, Question, Turn
 
 __all__ = [
     "ClarificationMachine",
     "DecisionPatch",
+    "Divergence",
     "Edge",
     "Flow",
+    "FlowRegistry",
     "InvalidAnswers",
     "InvalidFlow",
     "InvalidIntention",
+    "InvalidSeal",
     "InvalidSnapshot",
     "LLMResponse",
+    "Migration",
     "MockLLMAdapter",
     "PreflightFsmError",
     "Question",
+    "SealKeys",
     "SessionFinished",
     "SessionSnapshot",
     "SnapshotFlowMismatch",
@@ -38,6 +45,7 @@ __all__ = [
     "Turn",
     "default_flow",
     "load_flow",
+    "load_registry",
     "transition_table",
 ]
 

@@ -21,16 +21,19 @@ __all__ = ["AnswerRules", "Merge"]
 
 @dataclass(frozen=True, slots=True)
 class Merge:
-    """What one step's answers do to the record: the new record, and whether the user declined."""
+    """What one step's answers do: the new record, whether the user declined, and the step's
+    answers as normalised (None for blank), which the session keeps as its input (C9)."""
 
     recorded: dict[str, str]
     declined: bool
+    given: dict[str, str | None]
 
 
 class AnswerRules:
     """Which ids a flow knows, what each accepts, and the limits (C5)."""
 
     __slots__ = (
+        "category_qid",
         "choice_options",
         "companion_of",
         "free_text",
@@ -44,6 +47,7 @@ class AnswerRules:
 
     def __init__(self, flow: Flow) -> None:
         self.other = flow.other_option
+        self.category_qid = flow.category_question.id
         self.other_names = frozenset({self.other.casefold(), "other"})
         self.limits = flow.limits
         self.placeholders = frozenset(p.casefold() for p in flow.placeholders)
@@ -142,8 +146,22 @@ class AnswerRules:
 
     # -- a whole step ----------------------------------------------------------------------------
 
-    def merge(self, recorded: dict[str, str], pending: str, answers: object) -> Merge:
-        """Validate one step's answers against the record; the record itself is not touched."""
+    def match_key(self, text: str) -> str:
+        """The form every comparison uses: options, "other", placeholders, names (C5)."""
+        return text.casefold()
+
+    def merge(
+        self,
+        recorded: dict[str, str],
+        pending: str,
+        answers: object,
+        shortcut_category: str | None = None,
+    ) -> Merge:
+        """Validate one step's answers against the record; the record itself is not touched.
+
+        ``shortcut_category`` is the category the intention resolved (C4), if it did: an
+        answer to the category question must then name the same one (C5).
+        """
         invalid: list[dict[str, Any]] = []
         missing: list[dict[str, str]] = []
         unknown: list[str] = []
@@ -201,6 +219,9 @@ class AnswerRules:
         for key, value in values.items():
             if value is None or key in self.companion_of:
                 continue
+            if key == self.category_qid and shortcut_category is not None:
+                self._check_shortcut(value, shortcut_category, invalid)
+                continue
             options = self.choice_options.get(key)
             if options is None:
                 put(key, value, value)
@@ -236,7 +257,26 @@ class AnswerRules:
         if invalid or missing or unknown:
             raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
         declined = values.get(pending, "") is None
-        return Merge(recorded={**recorded, **updates} if updates else recorded, declined=declined)
+        return Merge(
+            recorded={**recorded, **updates} if updates else recorded,
+            declined=declined,
+            given=values,
+        )
+
+    def _check_shortcut(self, value: str, category: str, invalid: list[dict[str, Any]]) -> None:
+        """C5: after the keyword shortcut the category is resolved; naming it again is fine."""
+        if self.choice_options[self.category_qid].get(self.match_key(value)) == category:
+            return
+        invalid.append(
+            _issue(
+                self.category_qid,
+                value,
+                f"conflicts with the category the intention already resolved: {category!r}",
+                f"leave {self.category_qid} out, or send {category!r}; "
+                "to file the change under another category, start a session whose "
+                "intention names it",
+            )
+        )
 
     def _feedback(
         self,

@@ -30,17 +30,38 @@ from transitions import Machine
 
 from preflight_fsm.errors import InvalidSnapshot, PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
-from preflight_fsm.machine import (
+from preflight_fsm.guards import GUARDS
+from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot
+from preflight_fsm.states import (
     DONE,
     NEED_CATEGORY,
     NEED_OTHER,
     NEED_PRIMARY_FIELD,
     NO_PATCH,
+    STATES,
     TERMINAL_STATES,
-    ClarificationMachine,
-    machine_definition,
 )
-from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot
+from preflight_fsm.table import transition_table
+
+
+def machine_definition(flow: Flow | None = None) -> dict[str, Any]:
+    """Keyword arguments for a fresh ``transitions.Machine`` with the flow's table."""
+    return {
+        "states": list(STATES),
+        "initial": NEED_CATEGORY,
+        "auto_transitions": False,
+        "transitions": [
+            {
+                "trigger": e.trigger,
+                "source": e.source,
+                "dest": e.dest,
+                "conditions": [GUARDS[g] for g in e.guards],
+            }
+            for e in transition_table(flow)
+        ],
+    }
+
 
 __all__ = [
     "FORMATS",

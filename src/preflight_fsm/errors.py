@@ -9,7 +9,8 @@ Every error derives from one base, and each is named after its condition::
      ├── SessionFinished                     step() on a session in Done or NoPatch
      ├── InvalidSnapshot (ValueError)        a snapshot was refused (C9); has .field
      │    ├── SnapshotVersionError           unknown schema_version
-     │    └── SnapshotFlowMismatch           the snapshot belongs to another flow
+     │    ├── SnapshotFlowMismatch           the snapshot's flow is not registered (C10)
+     │    └── InvalidSeal                    unsealed or wrongly sealed, under a seal key (C11)
      └── SessionStoreError                   a stored session (store/) could not be used
           ├── SessionNotFound (LookupError)  no stored session has that id
           ├── SessionExpired                 too long without a step; it was removed
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidAnswers",
     "InvalidFlow",
     "InvalidIntention",
+    "InvalidSeal",
     "InvalidSnapshot",
     "PreflightFsmError",
     "SessionConflict",
@@ -85,7 +87,11 @@ class SnapshotVersionError(InvalidSnapshot):
 
 
 class SnapshotFlowMismatch(InvalidSnapshot):
-    """The snapshot was taken on another flow (its name or fingerprint differs)."""
+    """The snapshot's flow is not registered; register the flow it started on (C10)."""
+
+
+class InvalidSeal(InvalidSnapshot):
+    """A seal key is configured and the snapshot is unsealed or sealed under another key (C11)."""
 
 
 class SessionStoreError(PreflightFsmError):

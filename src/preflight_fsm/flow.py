@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
+from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -22,12 +23,15 @@ __all__ = [
     "CategoryQuestion",
     "ChoiceQuestion",
     "Flow",
+    "FlowRegistry",
     "Hint",
     "Limits",
     "OtherCategory",
     "SecondaryField",
     "default_flow",
+    "default_registry",
     "load_flow",
+    "load_registry",
 ]
 
 OTHER_SUFFIX = "__other"
@@ -306,3 +310,56 @@ def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
+
+
+# -- flow versions (C10) --------------------------------------------------------------------------
+
+
+class FlowRegistry:
+    """The current flow and the earlier ones sessions may still run on, by fingerprint (C10).
+
+    New sessions start on ``current``; a restored session steps on the flow it started on.
+    """
+
+    __slots__ = ("_by_fingerprint", "current")
+
+    def __init__(self, current: Flow, earlier: Iterable[Flow] = ()) -> None:
+        self.current = current
+        self._by_fingerprint = {flow.fingerprint: flow for flow in (*earlier, current)}
+
+    def get(self, fingerprint: str) -> Flow | None:
+        """The registered flow with this fingerprint, or None."""
+        return self._by_fingerprint.get(fingerprint)
+
+    def __iter__(self) -> Iterator[Flow]:
+        """The registered flows: the current one first, then the earlier ones."""
+        yield self.current
+        yield from (f for f in self._by_fingerprint.values() if f is not self.current)
+
+    def __len__(self) -> int:
+        return len(self._by_fingerprint)
+
+    def describe(self) -> str:
+        """``name@fingerprint`` of each registered flow, the current one marked."""
+        return ", ".join(
+            f"{f.name}@{f.fingerprint}" + (" (current)" if f is self.current else "") for f in self
+        )
+
+
+VERSIONS_SUFFIX = ".versions"
+"""Earlier versions of ``team.toml`` are kept as ``team.versions/*.toml`` beside it (C10)."""
+
+
+def load_registry(path: str | Path) -> FlowRegistry:
+    """The flow file at ``path`` as the current flow, with every earlier version kept beside it
+    in ``<name>.versions/*.toml`` (a missing directory means none)."""
+    source = Path(path)
+    versions = source.with_name(source.stem + VERSIONS_SUFFIX)
+    earlier = [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
+    return FlowRegistry(load_flow(source), earlier)
+
+
+@cache
+def default_registry() -> FlowRegistry:
+    """The default flow; no earlier version of it has shipped yet."""
+    return FlowRegistry(default_flow())

@@ -1,82 +1,116 @@
-"""Versioned, tamper-refusing session snapshots (C9).
+"""Snapshots (C9, C10, C11): a session is its inputs.
 
-A snapshot is untrusted input. :func:`parse_snapshot` turns JSON, a dict or a model into a
-:class:`SessionSnapshot`, applying migrations first and refusing anything malformed with
-:class:`InvalidSnapshot` naming the field. Whether its fields agree with the flow and with each
-other is checked when a machine is restored from it (``ClarificationMachine.from_snapshot``).
+A snapshot holds the session's inputs (the flow's fingerprint, the intention and the answers
+each accepted step took, as normalised) and, for readers, what they derive (state, category,
+recorded answers, turn, trace). Restoring replays the inputs on the snapshot's flow and refuses
+any derived field that differs from the replay, naming it: no edit of a snapshot, with or without
+its digest, restores into a position its inputs do not produce.
+
+Three guarantees, each from its own mechanism:
+- the **digest** (SHA-256 of the canonical JSON) catches corruption: anyone can recompute it;
+- **replay** makes a restored session exact: it is what its inputs produce, whatever else says;
+- the **seal** (HMAC-SHA256 under a key, :class:`SealKeys`) proves this service issued it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
 
-import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from preflight_fsm.errors import InvalidSnapshot, SnapshotVersionError
-from preflight_fsm.turn import StateName
+from preflight_fsm.engine import Engine, engine_for
+from preflight_fsm.errors import (
+    InvalidAnswers,
+    InvalidIntention,
+    InvalidSeal,
+    InvalidSnapshot,
+    SessionFinished,
+    SnapshotFlowMismatch,
+    SnapshotVersionError,
+)
+from preflight_fsm.flow import OTHER_SUFFIX, Flow, FlowRegistry, default_registry
+from preflight_fsm.guards import pending_key
+from preflight_fsm.session import Session
+from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD, StateName
+from preflight_fsm.turn import missing_info_of
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "SEAL_KEYS_ENV",
+    "SEAL_KEY_FILE_ENV",
+    "Divergence",
+    "SealKeys",
     "SessionSnapshot",
     "TraceStep",
+    "migrate",
     "parse_snapshot",
+    "replay",
+    "restore",
+    "snapshot_of",
+    "trace_of",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 2
 """The snapshot format this version writes; older ones are migrated through MIGRATIONS."""
 
-MAX_SNAPSHOT_BYTES = 256 * 1024
+MAX_SNAPSHOT_BYTES: Final = 256 * 1024
 """Larger JSON is refused before parsing: no legitimate session comes near it."""
 
-Migration = Callable[[dict[str, Any]], dict[str, Any]]
-MIGRATIONS: dict[int, Migration] = {}
-"""``MIGRATIONS[n]`` turns a version-n snapshot dict into version n+1. Applied in order."""
-
-_Id = Field(max_length=200)
 _SHORT = 200
+_Text = Annotated[StrictStr, Field(max_length=_SHORT)]
+_Value = Annotated[StrictStr, Field(max_length=100_000)]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # Lax only where JSON has no type of its own (arrays stand for tuples); every leaf is strict,
+    # so "1" is no turn number and true no integer, from JSON text and from json.loads alike.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class TraceStep(_Frozen):
-    """One transition taken: during which step (0 = session start), from where, to where, why."""
+    """One transition taken: in which step (0 = the session's start), from where, to where, why."""
 
-    turn: int = Field(ge=0, le=100)
+    turn: StrictInt = Field(ge=0, le=100)
     trigger: Literal["start", "answer"]
     source: StateName
     dest: StateName
-    guards: tuple[str, ...] = Field(default=(), max_length=8)
+    guards: tuple[_Text, ...] = Field(default=(), max_length=8)
 
 
 class SessionSnapshot(_Frozen):
-    """Everything needed to restore a session exactly; Preflights' four fields come first.
+    """A session as data: Preflights' four fields first, then its inputs, then what they derive.
 
     Only ``intention``, ``asked_questions``, ``answered_questions`` and ``missing_info`` are
-    required: such a minimal snapshot restores to a position, not exactly (C9).
+    required: such a minimal snapshot restores to the position it names (C9).
     """
 
-    intention: str = Field(max_length=100_000)
-    asked_questions: tuple[str, ...] = Field(max_length=64)
-    answered_questions: tuple[str, ...] = Field(max_length=64)
-    missing_info: tuple[str, ...] = Field(max_length=64)
-    schema_version: int = SCHEMA_VERSION
-    flow: str | None = Field(default=None, max_length=_SHORT)
-    flow_fingerprint: str | None = Field(default=None, max_length=_SHORT)
+    intention: _Value
+    asked_questions: tuple[_Text, ...] = Field(max_length=64)
+    answered_questions: tuple[_Text, ...] = Field(max_length=64)
+    missing_info: tuple[_Text, ...] = Field(max_length=64)
+    schema_version: StrictInt = SCHEMA_VERSION
+    flow: _Text | None = None
+    flow_fingerprint: _Text | None = None
+    # The inputs: the answers each accepted step took, as normalised (null: given blank).
+    steps: tuple[dict[_Text, _Value | None], ...] = Field(default=(), max_length=32)
+    # What the inputs derive; restoring checks each against the replay.
     state: StateName | None = None
-    category: str | None = Field(default=None, max_length=_SHORT)
-    other_for: str | None = Field(default=None, max_length=_SHORT)
-    answers: dict[str, str] = Field(default_factory=dict, max_length=256)
-    turn: int | None = Field(default=None, ge=0, le=100)
+    category: _Text | None = None
+    other_for: _Text | None = None
+    answers: dict[_Text, _Value] = Field(default_factory=dict, max_length=256)
+    turn: StrictInt | None = Field(default=None, ge=0, le=100)
     trace: tuple[TraceStep, ...] = Field(default=(), max_length=64)
-    digest: str | None = Field(default=None, max_length=_SHORT)
+    digest: _Text | None = None
+    seal: _Text | None = None
 
     @property
     def is_minimal(self) -> bool:
@@ -84,88 +118,204 @@ class SessionSnapshot(_Frozen):
         return self.state is None
 
     def content_digest(self) -> str:
-        """SHA-256 over every field but ``digest``, as canonical JSON."""
-        return digest_of(self.__dict__)
+        """SHA-256 over every field but ``digest`` and ``seal``, as canonical JSON."""
+        return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-def digest_of(fields: Mapping[str, Any]) -> str:
-    """The digest of the snapshot whose fields (all but ``digest``) are ``fields``, as a model
-    holds them: SHA-256 of ``json.dumps(model_dump(mode="json", exclude={"digest"}),
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8.
+_UNSIGNED: Final = {"digest", "seal"}
 
-    ``ClarificationMachine.snapshot`` digests its fields before building the model. pydantic-core
-    writes the same bytes as that ``json.dumps`` (the same escapes, checked for every code point,
-    as key and as value) about five times faster; anything it refuses (a lone surrogate) takes
-    the standard library's path, which behaves as it always did.
+
+def canonical_content(snapshot: SessionSnapshot) -> bytes:
+    """What the digest and the seal cover: every field but those two, as canonical JSON (sorted
+    keys, no spaces, UTF-8)."""
+    content = snapshot.model_dump(mode="json", exclude=_UNSIGNED)
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# -- seals (C11) --------------------------------------------------------------------------------
+
+SEAL_KEYS_ENV: Final = "PREFLIGHT_FSM_SEAL_KEYS"
+"""Environment variable holding seal keys, comma-separated; the first seals."""
+SEAL_KEY_FILE_ENV: Final = "PREFLIGHT_FSM_SEAL_KEY_FILE"
+"""Environment variable naming a key file: one key per line, the first seals."""
+MIN_KEY_BYTES: Final = 32
+
+
+@dataclass(frozen=True, slots=True)
+class SealKeys:
+    """HMAC-SHA256 keys (C11): snapshots are sealed with the first and accepted under any.
+
+    Give several to rotate: put the new key first, keep the old ones until every snapshot sealed
+    with them has been rewritten or has expired.
     """
-    content = _canonical_content(fields)
-    try:
-        canonical = pydantic_core.to_json(content)
-    except (pydantic_core.PydanticSerializationError, TypeError, ValueError):
-        text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        canonical = text.encode()
-    return hashlib.sha256(canonical).hexdigest()
 
+    keys: tuple[bytes, ...]
 
-def _canonical_content(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``model_dump(mode="json")`` gives for ``fields``, with every object's keys sorted.
+    def __post_init__(self) -> None:
+        if not self.keys:
+            raise ValueError("no seal key given; generate one with: preflight-fsm seal-key")
+        short = [i + 1 for i, key in enumerate(self.keys) if len(key) < MIN_KEY_BYTES]
+        if short:
+            raise ValueError(
+                f"seal key {', '.join(map(str, short))} is shorter than {MIN_KEY_BYTES} bytes; "
+                "generate one with: preflight-fsm seal-key"
+            )
 
-    The objects are the snapshot, ``answers`` and each ``trace`` step (a TraceStep here); tuples
-    stay tuples, which JSON writes as arrays. A new field holding an object must be handled here
-    too, or digests stop being the canonical form above (they would still verify, being
-    computed the same way on both sides).
-    """
-    content = {key: fields[key] for key in _DIGESTED_FIELDS}
-    answers = content["answers"]
-    if answers:
-        content["answers"] = dict(sorted(answers.items()))
-    trace = content["trace"]
-    if trace:
-        content["trace"] = [
-            {key: getattr(step, key) for key in _SORTED_STEP_FIELDS} for step in trace
+    def __repr__(self) -> str:  # never print key material
+        return f"SealKeys(<{len(self.keys)} key(s)>)"
+
+    @classmethod
+    def from_text(cls, text: str) -> SealKeys:
+        """Keys separated by commas or lines (blank lines and ``#`` comments skipped)."""
+        keys = [
+            part.strip()
+            for line in text.splitlines()
+            if not line.strip().startswith("#")
+            for part in line.split(",")
         ]
-    return content
+        return cls(tuple(key.encode() for key in keys if key))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> SealKeys:
+        """Keys from a key file (one per line, the first seals)."""
+        try:
+            return cls.from_text(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cannot read the seal key file {path}: {exc}") from None
+
+    @classmethod
+    def from_environment(
+        cls, key_file: str | Path | None = None, env: Mapping[str, str] = os.environ
+    ) -> SealKeys | None:
+        """Keys from ``key_file``, else from the environment (file variable, then keys), or None."""
+        path = key_file or env.get(SEAL_KEY_FILE_ENV)
+        if path:
+            return cls.from_file(path)
+        text = env.get(SEAL_KEYS_ENV)
+        return cls.from_text(text) if text else None
+
+    def seal(self, content: bytes) -> str:
+        """The seal of ``content`` under the first key."""
+        return hmac.new(self.keys[0], content, hashlib.sha256).hexdigest()
+
+    def verify(self, content: bytes, seal: str) -> bool:
+        """True when ``seal`` is the seal of ``content`` under any of the keys."""
+        return any(
+            hmac.compare_digest(hmac.new(key, content, hashlib.sha256).hexdigest(), seal)
+            for key in self.keys
+        )
 
 
-_DIGESTED_FIELDS = tuple(sorted(name for name in SessionSnapshot.model_fields if name != "digest"))
-_SORTED_STEP_FIELDS = tuple(sorted(TraceStep.model_fields))
+# -- writing ------------------------------------------------------------------------------------
+
+
+def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
+    """The full snapshot of a session, with its digest (and its seal when keys are given)."""
+    derived = derived_fields(s)
+    derived["trace"] = trace_of(s)
+    snapshot = SessionSnapshot(
+        intention=s.intention,
+        flow_fingerprint=s.engine.flow.fingerprint,
+        steps=tuple(s.steps),
+        **derived,
+    )
+    content = canonical_content(snapshot)
+    signed = {"digest": hashlib.sha256(content).hexdigest()}
+    if seal is not None:
+        signed["seal"] = seal.seal(content)
+    return snapshot.model_copy(update=signed)
+
+
+def trace_of(s: Session) -> tuple[TraceStep, ...]:
+    """Every transition the session took, in order."""
+    return tuple(
+        TraceStep(turn=turn, trigger=e.trigger, source=e.source, dest=e.dest, guards=e.guards)
+        for turn, e in s.trace
+    )
+
+
+def derived_fields(s: Session) -> dict[str, Any]:
+    """What a session's inputs derive, as a snapshot holds it (the trace as plain tuples)."""
+    engine = s.engine
+    position = s.position
+    other_for = None
+    if position.state == NEED_OTHER:
+        other_for = (
+            engine.category_qid
+            if position.category is None
+            else engine.primary_qid[position.category]
+        )
+    return {
+        "flow": engine.flow.name,
+        "state": position.state,
+        "category": position.category,
+        "other_for": other_for,
+        "turn": s.turn,
+        "answers": s.answers,
+        "answered_questions": tuple(s.answers),
+        "asked_questions": tuple(s.asked),
+        "missing_info": missing_info_of(s),
+        "trace": tuple((turn, e.trigger, e.source, e.dest, e.guards) for turn, e in s.trace),
+    }
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+Migration = Callable[[dict[str, Any], FlowRegistry], dict[str, Any]]
+MIGRATIONS: dict[int, Migration] = {}
+"""``MIGRATIONS[n]`` turns a version-n snapshot dict into version n+1, given the registered flows;
+applied in order, before validation. Filled in below."""
 
 
 def parse_snapshot(
-    data: SessionSnapshot | str | bytes | dict[str, Any], *, require_digest: bool = False
+    data: SessionSnapshot | str | bytes | dict[str, Any],
+    flows: FlowRegistry | None = None,
+    *,
+    require_digest: bool = False,
+    keys: SealKeys | None = None,
 ) -> SessionSnapshot:
-    """A structurally valid snapshot, or InvalidSnapshot naming the offending field.
+    """A structurally valid snapshot whose digest (and seal, with ``keys``) hold, or
+    InvalidSnapshot naming the offending field. Nothing is replayed here.
 
     ``require_digest`` refuses a snapshot without a digest (stores, which only hold snapshots
-    this package wrote, so a missing digest means the row was rewritten).
+    this package wrote). With ``keys`` an unsealed or wrongly sealed snapshot is InvalidSeal.
     """
     if isinstance(data, SessionSnapshot):
         snapshot = data
-    elif (current := _as_current(data)) is not None:
-        snapshot = current
     else:
-        if isinstance(data, str | bytes | bytearray):
-            if len(data) > MAX_SNAPSHOT_BYTES:
-                raise InvalidSnapshot(
-                    "snapshot", f"is {len(data)} bytes; the limit is {MAX_SNAPSHOT_BYTES}"
-                )
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise InvalidSnapshot("snapshot", f"is not valid JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise InvalidSnapshot("snapshot", f"must be a JSON object, not {type(data).__name__}")
-        snapshot = _validate(_migrate(data))
+        snapshot = _validate(_migrate(_as_dict(data), flows or default_registry()))
+    if keys is not None or snapshot.digest is not None:
+        content = canonical_content(snapshot)
+        if keys is not None:
+            if snapshot.seal is None:
+                raise InvalidSeal("seal", "is missing: this service accepts sealed snapshots only")
+            if not keys.verify(content, snapshot.seal):
+                raise InvalidSeal("seal", "does not match: the snapshot was not issued here")
+        if snapshot.digest is not None and snapshot.digest != hashlib.sha256(content).hexdigest():
+            raise InvalidSnapshot(
+                "digest", "does not match the content: the snapshot was changed after it was taken"
+            )
     if snapshot.digest is None and require_digest:
         raise InvalidSnapshot("digest", "is missing: the snapshot was not written here")
-    if snapshot.digest is not None and snapshot.digest != snapshot.content_digest():
-        raise InvalidSnapshot(
-            "digest", "does not match the content: the snapshot was changed after it was taken"
-        )
     return snapshot
 
 
-def _migrate(data: dict[str, Any]) -> dict[str, Any]:
+def _as_dict(data: object) -> dict[str, Any]:
+    if isinstance(data, str | bytes | bytearray):
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            raise InvalidSnapshot(
+                "snapshot", f"is {len(data)} bytes; the limit is {MAX_SNAPSHOT_BYTES}"
+            )
+        try:
+            data = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidSnapshot("snapshot", f"is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidSnapshot("snapshot", f"must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _migrate(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
     version = data.get("schema_version", SCHEMA_VERSION)
     if type(version) is not int:
         raise SnapshotVersionError(
@@ -177,47 +327,266 @@ def _migrate(data: dict[str, Any]) -> dict[str, Any]:
             f"{version} is not supported; this version reads 1 to {SCHEMA_VERSION}",
         )
     while version < SCHEMA_VERSION:
-        data = MIGRATIONS[version](dict(data))
+        data = MIGRATIONS[version](dict(data), flows)
         version += 1
         data["schema_version"] = version
     return data
 
 
-def _as_current(data: object) -> SessionSnapshot | None:
-    """The snapshot JSON text ``data`` holds if it is valid as it stands in this version, else None.
-
-    The common case, a snapshot this version wrote, in one pass of pydantic's JSON parser. Text
-    it refuses, or of another schema version, returns None and takes the full path (parse,
-    migrate, validate), which decides and reports exactly as it always has.
-    """
-    if not isinstance(data, str) or len(data) > MAX_SNAPSHOT_BYTES:
-        return None
-    try:
-        snapshot = SessionSnapshot.model_validate_json(data, strict=True)
-    except (ValidationError, RecursionError):
-        return None
-    return snapshot if snapshot.schema_version == SCHEMA_VERSION else None
-
-
 def _validate(data: dict[str, Any]) -> SessionSnapshot:
     try:
-        # Validated as strict JSON whatever it came as: arrays stand for tuples, and nothing is
-        # coerced ("1" is no turn number, true is no integer).
-        text = json.dumps(data, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidSnapshot("snapshot", f"holds a value JSON cannot carry ({exc})") from None
-    try:
-        return SessionSnapshot.model_validate_json(text, strict=True)
+        return SessionSnapshot.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or "snapshot"
-        if error["type"] == "extra_forbidden":
-            unknown = [
-                ".".join(str(p) for p in e["loc"])
-                for e in exc.errors()
-                if e["type"] == "extra_forbidden"
-            ]
+        errors = exc.errors()
+        unknown = [_dotted(e["loc"]) for e in errors if e["type"] == "extra_forbidden"]
+        if unknown:
             raise InvalidSnapshot(unknown[0], "unknown key(s): " + ", ".join(unknown)) from None
-        raise InvalidSnapshot(field, error["msg"]) from None
+        error = errors[0]
+        raise InvalidSnapshot(_dotted(error["loc"]) or "snapshot", error["msg"]) from None
     except RecursionError:
         raise InvalidSnapshot("snapshot", "is nested too deeply") from None
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+# -- restoring: replay (C9) ---------------------------------------------------------------------
+
+
+def restore(snapshot: SessionSnapshot, flows: FlowRegistry) -> Session:
+    """The session the snapshot's inputs produce on its flow, refusing any field that differs."""
+    engine = engine_for(_flow_of(snapshot, flows))
+    if snapshot.is_minimal:
+        return _restore_minimal(engine, snapshot)
+    s = replay(engine, snapshot.intention, snapshot.steps)
+    for i, given in enumerate(snapshot.steps):
+        if s.steps[i] != given:
+            raise InvalidSnapshot(f"steps.{i}", "is not in the normalised form a step records")
+    _check_derived(snapshot, derived_fields(s))
+    return s
+
+
+def replay(engine: Engine, intention: str, steps: Iterable[Mapping[str, Any]]) -> Session:
+    """A new session on ``engine`` stepped through ``steps``; InvalidSnapshot names what fails."""
+    try:
+        s = engine.begin(intention)
+    except InvalidIntention as exc:
+        raise InvalidSnapshot("intention", str(exc)) from None
+    if s.intention != intention:
+        raise InvalidSnapshot(
+            "intention", "is not in its cleaned form (stripped, NFC, LF newlines)"
+        )
+    for i, given in enumerate(steps):
+        try:
+            s = engine.step(s, given)
+        except (InvalidAnswers, SessionFinished) as exc:
+            raise InvalidSnapshot(f"steps.{i}", f"is refused on replay: {exc}") from None
+    return s
+
+
+def _check_derived(snapshot: SessionSnapshot, derived: dict[str, Any]) -> None:
+    for field, value in derived.items():
+        held = getattr(snapshot, field)
+        if field == "trace":
+            held = tuple((t.turn, t.trigger, t.source, t.dest, t.guards) for t in held)
+        if held != value:
+            raise InvalidSnapshot(
+                field, f"is {_short(held)}, but the session's inputs give {_short(value)}"
+            )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> Flow:
+    """C10: the registered flow the snapshot names by fingerprint (the current one if none)."""
+    fingerprint = snapshot.flow_fingerprint
+    if fingerprint is None:
+        if snapshot.flow is not None and snapshot.flow != flows.current.name:
+            raise SnapshotFlowMismatch(
+                "flow", f"is {snapshot.flow!r}, but no fingerprint says which version of it"
+            )
+        return flows.current
+    flow = flows.get(fingerprint)
+    if flow is None:
+        raise SnapshotFlowMismatch(
+            "flow_fingerprint",
+            f"{fingerprint!r} is not a registered flow; registered: {flows.describe()}. "
+            "Register the flow the session started on (keep its file among the earlier "
+            "versions) to finish it",
+        )
+    return flow
+
+
+# -- moving a session to another flow (C10) ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """Where a session's inputs lead elsewhere on another flow: the first step that differs."""
+
+    step: int  # 0: the session's start (the keyword shortcut), k: its k-th step
+    field: str  # what differs: "state", "category", "missing_info", or "answers" (refused)
+    before: str
+    after: str
+
+    def __str__(self) -> str:
+        where = "at the start" if self.step == 0 else f"at step {self.step}"
+        return f"{where}, {self.field} is {self.after} on the new flow instead of {self.before}"
+
+
+def migrate(
+    s: Session, target: Engine, *, force: bool = False
+) -> tuple[Session | None, Divergence | None]:
+    """``s``'s inputs replayed on ``target``: (the migrated session or None, the first divergence
+    or None). A diverging session is migrated only with ``force``; a refused one never."""
+    source = s.engine
+    try:
+        here, there = source.begin(s.intention), target.begin(s.intention)
+    except InvalidIntention as exc:
+        return None, Divergence(0, "intention", "accepted", f"refused ({exc})")
+    first = _outcome_difference(0, here, there)
+    for k, given in enumerate(s.steps, start=1):
+        here = source.step(here, given)
+        try:
+            there = target.step(there, given)
+        except (InvalidAnswers, SessionFinished) as exc:
+            return None, Divergence(k, "answers", "accepted", f"refused ({exc})")
+        first = first or _outcome_difference(k, here, there)
+    if first is not None and not force:
+        return None, first
+    return there, first
+
+
+def _outcome_difference(step: int, here: Session, there: Session) -> Divergence | None:
+    for field, before, after in (
+        ("state", here.position.state, there.position.state),
+        ("category", here.position.category, there.position.category),
+        ("missing_info", missing_info_of(here), missing_info_of(there)),
+    ):
+        if before != after:
+            return Divergence(step, field, repr(before), repr(after))
+    return None
+
+
+# -- Preflights' four-field form (C9) --------------------------------------------------------------
+
+
+def _restore_minimal(engine: Engine, snap: SessionSnapshot) -> Session:
+    """The session at the position a minimal snapshot names, by inputs synthesised to reach it
+    (D39): the category answer when the field is asked and the intention does not name it, and
+    "Other (specify)" for the question whose text is owed."""
+    for name in ("flow", "category", "other_for", "turn", "digest", "seal"):
+        if getattr(snap, name) is not None:
+            raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
+    for name in ("steps", "answers", "trace"):
+        if getattr(snap, name):
+            raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
+    if not snap.missing_info:
+        raise InvalidSnapshot(
+            "missing_info", "is empty: the session is complete and has no position to restore"
+        )
+    if len(snap.missing_info) > 1:
+        raise InvalidSnapshot("missing_info", "holds more than one key; a session waits for one")
+    known = engine.rules.known
+    for field in ("asked_questions", "answered_questions"):
+        strange = [q for q in getattr(snap, field) if q not in known]
+        if strange:
+            raise InvalidSnapshot(field, "holds ids this flow does not know: " + ", ".join(strange))
+    key = snap.missing_info[0]
+    text_owed = key in snap.answered_questions
+    other = engine.flow.other_option
+    named = engine.keywords.only_category(snap.intention)
+    steps: list[dict[str, str | None]] = []
+    if key == engine.category_qid:
+        target = NEED_OTHER if text_owed else NEED_CATEGORY
+        if named is not None:
+            raise InvalidSnapshot(
+                "missing_info",
+                f"names {key}, but the intention already names the category {named!r}",
+            )
+        if text_owed:
+            steps.append({key: other})
+    elif key in engine.category_of_primary:
+        target = NEED_OTHER if text_owed else NEED_PRIMARY_FIELD
+        category = engine.category_of_primary[key]
+        if named is None:
+            steps.append({engine.category_qid: category})
+        elif named != category:
+            raise InvalidSnapshot(
+                "missing_info", f"names {key}, but the intention names the category {named!r}"
+            )
+        if text_owed:
+            steps.append({key: other})
+    else:
+        kind = "an __other id" if key.endswith(OTHER_SUFFIX) else "no question of this flow"
+        raise InvalidSnapshot("missing_info", f"names {key!r}, {kind}; it names a choice")
+    s = replay(engine, snap.intention, steps)
+    if s.position.state != target:  # a budget below the synthesised turns
+        raise InvalidSnapshot("missing_info", f"names a position this flow cannot reach ({target})")
+    return s
+
+
+# -- migrations of older schema versions --------------------------------------------------------
+
+
+def _v1_to_v2(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
+    """Version 1 held no inputs: rebuild each step's answers by walking its trace (D37).
+
+    Step k gives the answer to the question pending when it began (blank when its trace declined
+    into NoPatch), plus the answers to the questions its trace passed through; answers no step
+    consumed (volunteered fields) go to the last step. Replay then checks the result against
+    everything version 1 derived, as for any snapshot.
+    """
+    answers, trace = data.get("answers"), data.get("trace")
+    flow = flows.get(data.get("flow_fingerprint") or "") if data.get("state") else None
+    if flow is None or not isinstance(answers, dict) or not isinstance(trace, list):
+        return data  # a four-field form, or one that restoring refuses naming what is wrong
+    data.pop("digest", None)  # the content changes: version 1's digest cannot cover it
+    engine = engine_for(flow)
+    try:
+        s = engine.begin(data.get("intention"))
+    except InvalidIntention:
+        return data
+    taken = [t for t in trace if isinstance(t, dict) and t.get("trigger") == "answer"]
+    steps: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    numbers: set[int] = {t["turn"] for t in taken if isinstance(t.get("turn"), int)}
+    for k in sorted(numbers):
+        expected = [t for t in taken if t.get("turn") == k]
+        given: dict[str, Any] = {}
+        stopped_at = s
+        for _ in range(len(expected) + 1):  # each pass adds the key the step stopped at
+            given.update(_answer_for(engine, pending_key(stopped_at), answers))
+            try:
+                attempt = engine.step(s, given)
+            except (InvalidAnswers, SessionFinished):
+                return data
+            if len([entry for entry in attempt.trace if entry[0] == k]) >= len(expected):
+                break
+            stopped_at = attempt
+        s = attempt
+        placed.update(given)
+        steps.append(given)
+    rest = {k: v for k, v in answers.items() if k not in placed}
+    if steps:
+        steps[-1].update(rest)
+    data["steps"] = steps
+    return data
+
+
+def _answer_for(engine: Engine, key: str, answers: dict[str, Any]) -> dict[str, Any]:
+    """The recorded answer to ``key`` (and its text), or a blank: the user declined it."""
+    if key not in answers:
+        return {key: None}
+    given = {key: answers[key]}
+    companion = key + OTHER_SUFFIX
+    if answers[key] == engine.flow.other_option and companion in answers:
+        given[companion] = answers[companion]
+    return given
+
+
+MIGRATIONS[1] = _v1_to_v2

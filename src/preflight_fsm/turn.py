@@ -1,4 +1,4 @@
-"""What one turn shows the user: Question, LLMResponse and Turn (C2, C7, C8).
+"""C7: what one turn shows the user (Question, LLMResponse, Turn) and how a position sets it.
 
 Field names equal Preflights' dataclasses (``preflights.application.types``), so converting is
 by name: ``PreflightsQuestion(**question.model_dump())``.
@@ -6,16 +6,19 @@ by name: ``PreflightsQuestion(**question.model_dump())``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from preflight_fsm.patch import DecisionPatch
+from preflight_fsm.flow import Hint
+from preflight_fsm.guards import choice_key
+from preflight_fsm.patch import DecisionPatch, patch_of
+from preflight_fsm.states import TERMINAL_STATES, Decided, StateName
 
-__all__ = ["LLMResponse", "Question", "StateName", "Turn"]
+if TYPE_CHECKING:
+    from preflight_fsm.session import Session
 
-Hint = Literal["task", "adr", "unsure"]
-StateName = Literal["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]
+__all__ = ["LLMResponse", "Question", "Turn", "missing_info_of", "turn_of", "turn_values"]
 
 
 class _Frozen(BaseModel):
@@ -63,13 +66,59 @@ class Turn(_Frozen):
     @property
     def finished(self) -> bool:
         """True in Done and NoPatch: the session takes no more answers."""
-        return self.state in ("Done", "NoPatch")
+        return self.state in TERMINAL_STATES
 
     def to_llm_response(self) -> LLMResponse:
         """This turn as the LLMResponse a Preflights core expects."""
-        return LLMResponse.model_construct(
+        return LLMResponse(
             questions=self.questions,
             missing_info=self.missing_info,
             decision_hint=self.decision_hint,
             progress=self.progress,
         )
+
+
+def missing_info_of(s: Session) -> tuple[str, ...]:
+    """C7: the key the position waits for (never an ``__other`` id); none once Done."""
+    if isinstance(s.position, Decided):
+        return ()
+    return (choice_key(s),)
+
+
+def turn_values(s: Session) -> dict[str, Any]:
+    """C7: every field of the turn a session's position shows."""
+    position = s.position
+    engine = s.engine
+    category = engine.categories.get(position.category or "")
+    # 0.5 once the category is known, 0.0 while it is not; NoPatch keeps what it had.
+    progress = 0.0 if position.category is None else 0.5
+    if isinstance(position, Decided):
+        progress = 1.0
+    return {
+        "state": position.state,
+        "questions": engine.questions(position),
+        "missing_info": missing_info_of(s),
+        "decision_hint": category.hint if category is not None else engine.flow.other_category.hint,
+        "progress": progress,
+        "patch": patch_of(s),
+        "number": s.turn,
+    }
+
+
+def turn_of(s: Session) -> Turn:
+    """C7: the turn a session's position shows.
+
+    Turns are frozen and most are alike (a few dozen per flow), so each engine keeps the ones it
+    made, keyed by every field's value: a Turn is shared only with sessions that would build an
+    equal one, whatever fields Turn gains (questions by identity: the engine's own tuples). Only
+    turns without a patch are kept. This halves a step's cost (docs/performance.md).
+    """
+    values = turn_values(s)
+    if values["patch"] is not None:
+        return Turn(**values)
+    key = tuple(id(v) if name == "questions" else v for name, v in values.items())
+    turns = s.engine.turns
+    turn = turns.get(key)
+    if turn is None:
+        turn = turns.setdefault(key, Turn(**values))
+    return turn

@@ -1,8 +1,9 @@
-"""The engine's transitions subclasses keep transitions' own semantics (issue 6, C1).
+"""trigger.py's SharedMachine keeps transitions' own semantics (C1).
 
-machine.py plugs Event/Transition/Condition subclasses into transitions through its extension
-points to drop per-call overhead. Here both run the same definition: every callback must fire in
-the same order, with the same results, as on a stock ``transitions.Machine``.
+It plugs Event/Transition subclasses into transitions through its extension points to drop
+per-call overhead. Here both run the same definition: every callback it takes must fire in the
+same order, with the same results, as on a stock ``transitions.Machine``; what it does not
+implement is refused when the machine is built.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from transitions import Machine
 
-from preflight_fsm.machine import _SharedMachine
+from preflight_fsm.trigger import SharedMachine
 
 
 class Model:
@@ -53,29 +54,25 @@ def build(cls: type[Machine]) -> Machine:
         ],
         initial="A",
         auto_transitions=False,
-        prepare_event=[logger("prepare_event")],
-        before_state_change=[logger("before_state_change")],
-        after_state_change=[logger("after_state_change")],
-        on_final=[logger("on_final")],
         transitions=[
             {
                 "trigger": "go",
                 "source": "A",
                 "dest": "B",
-                "prepare": [logger("prepare_AB")],
                 "conditions": [allowed],
                 "unless": [blocked],
                 "before": [logger("before_AB")],
                 "after": [logger("after_AB")],
             },
-            {"trigger": "go", "source": "A", "dest": None, "after": [logger("internal_A")]},
+            {"trigger": "go", "source": "A", "dest": "C", "after": [logger("after_AC")]},
+            {"trigger": "go", "source": "C", "dest": "A", "before": [logger("before_CA")]},
             {"trigger": "go", "source": "B", "dest": "C", "before": [logger("before_BC")]},
         ],
     )
 
 
 STOCK = build(Machine)
-SHARED = build(_SharedMachine)
+SHARED = build(SharedMachine)
 
 
 def run(machine: Machine, allow: bool, block: bool) -> tuple[list[bool], str, list[str]]:
@@ -90,7 +87,7 @@ def run(machine: Machine, allow: bool, block: bool) -> tuple[list[bool], str, li
     ids=["guard-passes", "guard-fails", "unless-blocks"],
 )
 def test_callbacks_fire_in_the_same_order_as_stock_transitions(allow: bool, block: bool) -> None:
-    """Guards, unless, prepare, before/after, enter/exit, machine-wide and on_final callbacks."""
+    """Guards, unless, before/after and enter/exit callbacks, rows tried in order."""
     assert run(STOCK, allow, block) == run(SHARED, allow, block)
 
 
@@ -98,3 +95,30 @@ def test_nothing_is_registered_on_the_shared_machine() -> None:
     """C1/TRANSITIONS-NOTES: stepping unregistered models adds nothing to machine.models."""
     run(SHARED, True, False)
     assert [] == SHARED.models
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["queued", "send_event", "prepare_event", "finalize_event", "on_exception", "on_final"],
+)
+def test_options_the_trigger_path_does_not_implement_are_refused(option: str) -> None:
+    """A machine that asks for what SharedMachine would silently skip is not built."""
+    with pytest.raises(ValueError, match=option):
+        SharedMachine(model=None, states=["A"], initial="A", **{option: True})
+
+
+@pytest.mark.parametrize(
+    "transition",
+    [
+        {"trigger": "go", "source": "A", "dest": "A", "conditions": "allowed"},
+        {"trigger": "go", "source": "A", "dest": None},
+        {"trigger": "go", "source": "A", "dest": "A", "prepare": [allowed]},
+    ],
+    ids=["guard-by-name", "internal", "prepare"],
+)
+def test_transitions_the_trigger_path_does_not_implement_are_refused(
+    transition: dict[str, Any],
+) -> None:
+    """Named callbacks, internal transitions and prepare callbacks are refused at build."""
+    with pytest.raises(ValueError, match="SharedMachine"):
+        SharedMachine(model=None, states=["A"], initial="A", transitions=[transition])

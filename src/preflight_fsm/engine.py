@@ -1,0 +1,189 @@
+"""One ``transitions`` machine per flow, built once from the table and shared by every session,
+and the step loop (C1, C3).
+
+A session is a plain object (``session.py``) that the shared machine steps without registering
+it, so nothing grows with the number of sessions. Every transition of every session runs through
+this machine.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from preflight_fsm.answers import AnswerRules
+from preflight_fsm.errors import SessionFinished
+from preflight_fsm.flow import OTHER_SUFFIX, Category, Flow
+from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
+from preflight_fsm.keywords import KeywordIndex
+from preflight_fsm.session import Session, TraceEntry
+from preflight_fsm.states import (
+    NEED_CATEGORY,
+    QUESTION_STATES,
+    STATES,
+    TERMINAL_STATES,
+    AskingCategory,
+    AskingField,
+    AwaitingText,
+    Position,
+)
+from preflight_fsm.table import Edge, edges_for
+from preflight_fsm.trigger import SharedMachine
+from preflight_fsm.turn import Question, Turn
+
+__all__ = ["Engine", "engine_for"]
+
+
+class _Recorder:
+    """A row's ``before`` callback: its effect, then the row appended to the session's trace."""
+
+    __slots__ = ("edge", "effect")
+
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
+        self.effect = EFFECTS[edge.effect]
+
+    def __call__(self, s: Session) -> None:
+        self.effect(s)
+        entry: TraceEntry = (s.turn, self.edge)
+        s.trace.append(entry)
+        s.declined = False
+
+
+class Engine:
+    """Everything compiled once per flow: the shared machine, the rules, the static questions."""
+
+    def __init__(self, flow: Flow) -> None:
+        self.flow = flow
+        self.rules = AnswerRules(flow)
+        self.keywords = KeywordIndex({c.name: c.keywords for c in flow.categories})
+        self.category_qid = flow.category_question.id
+        self.category_companion = self.category_qid + OTHER_SUFFIX
+        self.categories: dict[str, Category] = {c.name: c for c in flow.categories}
+        self.other_category_name = flow.other_category.name
+        self.primary_qid = {c.name: c.question.id for c in flow.categories}
+        self.category_of_primary = {c.question.id: c.name for c in flow.categories}
+        self._category_by_name = {self.rules.match_key(name): name for name in self.categories}
+
+        self.edges = edges_for(flow)
+        self.machine = SharedMachine(
+            model=None,
+            states=list(STATES),
+            initial=NEED_CATEGORY,
+            auto_transitions=False,
+            name=f"clarification[{flow.name}]",
+        )
+        for edge in self.edges:
+            self.machine.add_transition(
+                edge.trigger,
+                edge.source,
+                edge.dest,
+                conditions=[GUARDS[name] for name in edge.guards],
+                before=[_Recorder(edge)],
+            )
+        self._start = self.machine.events.get("start")
+        self._answer = self.machine.events["answer"]
+        self._questions = self._build_questions()
+        self.turns: dict[tuple[object, ...], Turn] = {}  # turn.py's, by every field's value
+
+    # -- C6: naming a category ----------------------------------------------------------------
+
+    def category_named(self, text: str) -> str | None:
+        """The known category ``text`` names: by its name, or by exactly one's keywords (C6)."""
+        by_name = self._category_by_name.get(self.rules.match_key(text))
+        return by_name if by_name is not None else self.keywords.only_category(text)
+
+    # -- C2: the questions of each position, built once -----------------------------------------
+
+    def _build_questions(self) -> dict[tuple[type, str | None], tuple[Question, ...]]:
+        flow = self.flow
+        other = flow.other_option
+
+        def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[Question, ...]:
+            return (
+                Question(id=qid, type="single_choice", question=text, options=(*options, other)),
+                Question(
+                    id=qid + OTHER_SUFFIX,
+                    type="free_text",
+                    question=f"Please specify ({text}):",
+                    optional=True,
+                    depends_on_question_id=qid,
+                    depends_on_value=other,
+                ),
+            )
+
+        def alone(qid: str, text: str) -> tuple[Question, ...]:
+            return (
+                Question(
+                    id=qid + OTHER_SUFFIX, type="free_text", question=f"Please specify ({text}):"
+                ),
+            )
+
+        cq = flow.category_question
+        table: dict[tuple[type, str | None], tuple[Question, ...]] = {
+            (AskingCategory, None): choice(cq.id, cq.text, tuple(self.categories)),
+            (AwaitingText, None): alone(cq.id, cq.text),
+        }
+        for c in flow.categories:
+            q = c.question
+            table[(AskingField, c.name)] = choice(q.id, q.text, q.options)
+            table[(AwaitingText, c.name)] = alone(q.id, q.text)
+        return table
+
+    def questions(self, position: Position) -> tuple[Question, ...]:
+        """What a position asks: nothing once the session has ended."""
+        return self._questions.get((type(position), position.category), ())
+
+    # -- running sessions -------------------------------------------------------------------
+
+    def begin(self, intention: object) -> Session:
+        """A new session: the intention checked (C5), the shortcut tried (C4), turn 1 opened."""
+        s = Session(self, self.rules.check_intention(intention))
+        if self._start is not None:
+            self._start.trigger(s, s)
+        self._open_turn(s)
+        return s
+
+    def step(self, s: Session, answers: Mapping[str, Any] | object) -> Session:
+        """The session after one step; ``s`` itself is never changed (C5: errors change nothing)."""
+        if s.position.state in TERMINAL_STATES:
+            raise SessionFinished(
+                f"the session already ended in {s.position.state}; start a new session to ask again"
+            )
+        merge = self.rules.merge(s.answers, pending_key(s), answers, s.named_category)
+        work = s.clone()
+        work.answers = merge.recorded
+        work.declined = merge.declined
+        work.steps.append(merge.given)
+        answer = self._answer
+        # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
+        # session has ended; each pass moves to another state, so this ends within four passes.
+        while work.position.state not in TERMINAL_STATES and answer.trigger(work, work):
+            pass
+        work.declined = False
+        if work.position.state in QUESTION_STATES:
+            self._open_turn(work)
+        return work
+
+    def _open_turn(self, s: Session) -> None:
+        s.turn += 1
+        for q in self.questions(s.position):
+            if q.id not in s.asked:
+                s.asked.append(q.id)
+
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def engine_for(flow: Flow) -> Engine:
+    """The one engine (and shared machine) of ``flow``, built on first use."""
+    key = flow.fingerprint
+    engine = _ENGINES.get(key)
+    if engine is None:
+        with _ENGINES_LOCK:
+            engine = _ENGINES.get(key)
+            if engine is None:
+                engine = _ENGINES[key] = Engine(flow)
+    return engine

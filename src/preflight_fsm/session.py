@@ -1,0 +1,84 @@
+"""One session's record: its inputs so far and the position they lead to (C1, C9).
+
+The shared machine of the session's flow (``engine.py``) reads and sets ``state``; a session is
+never registered on it. ``state`` is read off the position (``states.py``): a transition's effect
+moves the position, and transitions' own state change must name the same state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from preflight_fsm.states import ASKING_CATEGORY, Position, StateName
+
+if TYPE_CHECKING:
+    from preflight_fsm.engine import Engine
+    from preflight_fsm.table import Edge
+
+__all__ = ["Session", "StepInput", "TraceEntry"]
+
+StepInput = dict[str, str | None]
+"""One accepted step's answers as normalised (None: given blank), the session's inputs (C9)."""
+
+TraceEntry = tuple[int, "Edge"]
+"""A transition taken: the step it was taken in (0 = the session's start) and its edge."""
+
+
+class Session:
+    """One session's data. Never shared between machines; a step works on a clone."""
+
+    __slots__ = (
+        "answers",
+        "asked",
+        "declined",
+        "engine",
+        "intention",
+        "named_category",
+        "position",
+        "steps",
+        "trace",
+        "turn",
+    )
+
+    def __init__(self, engine: Engine, intention: str) -> None:
+        self.engine = engine
+        self.intention = intention
+        # C4: what the intention's words name, decided once: the shortcut guard and its effect
+        # both read it, and it never changes.
+        self.named_category = engine.keywords.only_category(intention)
+        self.position: Position = ASKING_CATEGORY
+        self.answers: dict[str, str] = {}  # recorded concrete answers, canonical choices
+        self.turn = 0  # question turns asked so far
+        self.asked: list[str] = []
+        self.trace: list[TraceEntry] = []
+        self.steps: list[StepInput] = []
+        self.declined = False  # the pending question was answered blank in this step
+
+    @property
+    def state(self) -> StateName:
+        """The state's name, read off the position."""
+        return self.position.state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        # transitions sets the destination after the transition's effect moved the position;
+        # a row whose effect leads elsewhere is a broken table, not a session to go on with.
+        if value != self.position.state:
+            raise RuntimeError(
+                f"the transition's effect moved to {self.position.state}, not to {value}"
+            )
+
+    def clone(self) -> Session:
+        """A copy a step may change; the answers dict is replaced, never mutated."""
+        copy = Session.__new__(Session)
+        copy.engine = self.engine
+        copy.intention = self.intention
+        copy.named_category = self.named_category
+        copy.position = self.position
+        copy.answers = self.answers
+        copy.turn = self.turn
+        copy.asked = list(self.asked)
+        copy.trace = list(self.trace)
+        copy.steps = list(self.steps)
+        copy.declined = False
+        return copy

@@ -1,0 +1,130 @@
+"""transitions' trigger path for the shared machine, without its per-call overhead.
+
+Plugged in through transitions' documented extension points (``Machine.event_cls``,
+``Machine.transition_cls``). The same transitions, tried in the same order with the same guards
+and callbacks; what goes is what a step paid for nothing: a ``functools.partial`` and a queue
+check per trigger, a log call per callback list, and state lookups by name. The machine takes
+only the features this path implements (guards, ``unless``, ``before``/``after``, enter/exit
+callbacks); anything else is refused when it is built, so no branch here goes unused.
+``tests/test_trigger.py`` runs the same definition on stock transitions and compares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transitions import Machine
+from transitions.core import Event, EventData, MachineError, Transition
+
+__all__ = ["SharedMachine"]
+
+# Machine options this path does not implement: a machine that sets one is refused.
+_REFUSED_OPTIONS = (
+    "queued",
+    "send_event",
+    "prepare_event",
+    "before_state_change",
+    "after_state_change",
+    "finalize_event",
+    "on_exception",
+    "on_final",
+    "model_override",
+)
+
+
+class _Transition(Transition):
+    """Transition.execute: guards called directly, callbacks without log lines."""
+
+    def execute(self, event_data: EventData) -> bool:
+        # SharedMachine refused names at build time: every callback here is a callable.
+        args, kwargs = event_data.args, event_data.kwargs
+        for condition in self.conditions:
+            if _call(condition.func, args, kwargs) != condition.target:
+                return False
+        for func in self.before:
+            _call(func, args, kwargs)
+        machine = event_data.machine
+        for func in machine.states[self.source].on_exit:
+            _call(func, args, kwargs)
+        name = str(self.dest)  # never None: internal transitions are refused
+        setattr(event_data.model, machine.model_attribute, name)
+        dest = machine.states[name]
+        event_data.state = dest
+        for func in dest.on_enter:
+            _call(func, args, kwargs)
+        for func in self.after:
+            _call(func, args, kwargs)
+        return True
+
+
+class _Event(Event):
+    """Event.trigger straight to the transitions of the model's state (nothing is queued)."""
+
+    def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
+        machine = self.machine
+        name = getattr(model, machine.model_attribute)
+        transitions = self.transitions.get(name)
+        if transitions is None:
+            raise MachineError(f"Can't trigger event {self.name} from state {name}!")
+        event_data = EventData(machine.states[name], self, machine, model, args, kwargs)
+        for transition in transitions:
+            event_data.transition = transition
+            if transition.execute(event_data):
+                return True
+        return False
+
+
+class SharedMachine(Machine):
+    """A transitions Machine that steps unregistered models through the trigger path above.
+
+    Guards and callbacks must be callables (not names); they are called with the trigger's
+    arguments, as transitions calls them without ``send_event``.
+    """
+
+    event_cls = _Event
+    transition_cls = _Transition
+
+    def __init__(self, **kwargs: Any) -> None:
+        refused = [name for name in _REFUSED_OPTIONS if kwargs.get(name)]
+        if refused:
+            raise ValueError("SharedMachine does not implement: " + ", ".join(refused))
+        super().__init__(**kwargs)
+
+    def add_states(self, states: Any, *args: Any, **kwargs: Any) -> None:
+        """Machine.add_states, refusing enter/exit callbacks given by name."""
+        super().add_states(states, *args, **kwargs)
+        for state in self.states.values():
+            if any(isinstance(f, str) for f in (*state.on_enter, *state.on_exit)):
+                raise ValueError(f"SharedMachine takes {state.name}'s callbacks as callables")
+
+    def add_transition(
+        self,
+        trigger: str,
+        source: Any,
+        dest: Any = None,
+        conditions: Any = None,
+        unless: Any = None,
+        before: Any = None,
+        after: Any = None,
+        prepare: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Machine.add_transition, refusing what the trigger path above does not implement."""
+        if prepare or dest is None or dest == "=":
+            raise ValueError("SharedMachine takes no prepare callbacks or internal transitions")
+        callables = [*_listed(conditions), *_listed(unless), *_listed(before), *_listed(after)]
+        if any(isinstance(func, str) for func in callables):
+            raise ValueError("SharedMachine takes guards and callbacks as callables, not names")
+        super().add_transition(
+            trigger, source, dest, conditions, unless, before, after, prepare, **kwargs
+        )
+
+
+def _call(func: Any, args: Any, kwargs: Any) -> Any:
+    return func(*args, **kwargs)
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
