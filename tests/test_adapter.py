@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from preflight_fsm import ClarificationMachine, DecisionPatch, InvalidSnapshot, MockLLMAdapter
+from preflight_fsm import ClarificationMachine, DecisionPatch, MockLLMAdapter
 
 ADAPTER = MockLLMAdapter()
 OTHER = "Other (specify)"
@@ -68,10 +68,21 @@ def test_generate_questions_with_nothing_missing_asks_nothing() -> None:
     assert ((), (), 1.0) == (response.questions, response.missing_info, response.progress)
 
 
-def test_generate_questions_refuses_a_broken_snapshot() -> None:
-    """C9: an invalid session_state raises InvalidSnapshot."""
-    with pytest.raises(InvalidSnapshot):
-        ADAPTER.generate_questions("x", None, session_state="{not json")
+def test_a_refused_session_state_is_answered_with_turn_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """D41: an LLM port never raises; a session_state it refuses is logged, turn 1 answered."""
+    response = ADAPTER.generate_questions("Add OAuth login", None, session_state="{not json")
+    assert ["auth_strategy", "auth_strategy__other"] == [q.id for q in response.questions]
+    assert "session_state refused" in caplog.text
+
+
+@pytest.mark.parametrize("intention", ["TBD", "", "x" * 2001, "Add \ud800 login", 42], ids=repr)
+def test_an_intention_it_cannot_take_is_asked_its_category(intention: Any) -> None:
+    """D41: placeholders, empty, too long, undecodable or not text: the category question."""
+    response = ADAPTER.generate_questions(intention)
+    assert ("change_category",) == response.missing_info
+    assert (0.0, "unsure") == (response.progress, response.decision_hint)
 
 
 def test_generate_questions_accepts_and_ignores_preflights_keywords() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ from preflight_fsm import (
     InvalidIntention,
     InvalidSnapshot,
     SessionFinished,
+    SessionSnapshot,
     Turn,
     default_flow,
 )
@@ -229,31 +231,53 @@ def test_a_session_snapshot_with_a_changed_field_is_refused(
     assert "digest" == info.value.field
 
 
-@given(
-    intentions,
-    st.lists(well_formed, max_size=3),
+edits = st.tuples(
     st.sampled_from(SNAPSHOT_KEYS[:-1]),
     st.one_of(
         json_values,
         st.sampled_from(KNOWN_IDS + OPTIONS + ["NeedOther", "Done", "NoPatch", "Other"]),
+        st.integers(min_value=0, max_value=5),
         st.lists(st.sampled_from(KNOWN_IDS), max_size=3),
         st.dictionaries(st.sampled_from(KNOWN_IDS), st.sampled_from([*OPTIONS, OTHER, "x"])),
+        st.lists(
+            st.dictionaries(st.sampled_from(KNOWN_IDS), st.sampled_from([*OPTIONS, OTHER, "x"])),
+            max_size=3,
+        ),
     ),
 )
-def test_an_undigested_edit_restores_consistently_or_is_refused(
-    intention: str, steps: list[dict[str, Any]], key: str, value: Any
+
+
+@given(
+    intentions,
+    st.lists(well_formed, max_size=3),
+    st.lists(edits, min_size=1, max_size=2),
+    st.booleans(),
+)
+def test_no_edit_restores_into_what_its_inputs_do_not_produce(
+    intention: str, steps: list[dict[str, Any]], changes: list[tuple[str, Any]], redigest: bool
 ) -> None:
-    """C9: without a digest, any one-field edit is refused or restores to a coherent session."""
+    """C9: a one- or two-field edit, its digest removed or recomputed, is refused, or restores
+    to exactly the position, category, trace and budget its own inputs produce."""
     machine = advanced(intention, steps)
     if machine is None:
         return
     data = json.loads(machine.snapshot().model_dump_json())
-    data[key] = value
+    for key, value in changes:
+        data[key] = value
     data["digest"] = None
+    if redigest:
+        with contextlib.suppress(ValueError):
+            data["digest"] = SessionSnapshot.model_validate(data).content_digest()
     try:
         restored = ClarificationMachine.from_snapshot(data)
     except InvalidSnapshot:
         return
     assert_invariants(restored.turn)
-    again = ClarificationMachine.from_snapshot(restored.snapshot().model_dump_json())
-    assert restored.snapshot() == again.snapshot()
+    produced = advanced(restored.intention, [dict(s) for s in restored.snapshot().steps])
+    assert produced is not None
+    fields = ("state", "category", "other_for", "turn", "answers", "trace", "missing_info")
+    mine, theirs = restored.snapshot(), produced.snapshot()
+    assert [getattr(theirs, f) for f in fields] == [getattr(mine, f) for f in fields]
+    if data.get("state") is not None:
+        edited = SessionSnapshot.model_validate({**data, "digest": None})
+        assert [getattr(mine, f) for f in fields] == [getattr(edited, f) for f in fields]

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from preflight_fsm import (
     ClarificationMachine,
+    FlowRegistry,
+    InvalidSeal,
     InvalidSnapshot,
+    SealKeys,
     SessionSnapshot,
     SnapshotFlowMismatch,
     SnapshotVersionError,
+    default_flow,
+    load_registry,
 )
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.flow import flow_from_data
@@ -299,3 +305,233 @@ def test_require_digest_refuses_a_snapshot_without_one() -> None:
     with pytest.raises(InvalidSnapshot, match="missing") as info:
         ClarificationMachine.from_snapshot(data, require_digest=True)
     assert "digest" == info.value.field
+
+
+# -- replay (C9): a session is its inputs ---------------------------------------------------------
+
+V1 = Path(__file__).parent / "fixtures" / "snapshots" / "v1.jsonl"
+
+
+def resealed(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its digest recomputed, as a forger who read the code would."""
+    data = {**data, "digest": None}
+    snapshot = SessionSnapshot.model_validate(data)
+    return {**data, "digest": snapshot.content_digest()}
+
+
+def at_turn_three() -> ClarificationMachine:
+    machine = ClarificationMachine("Add a new feature")
+    machine.step({"change_category": OTHER})
+    machine.step({"change_category__other": "database"})
+    return machine
+
+
+def test_a_turn_rewound_with_its_digest_recomputed_is_refused() -> None:
+    """C9: the issue's forgery: turn 3 set back to 2 (budget beaten) restores nothing."""
+    data = resealed({**as_dict(at_turn_three()), "turn": 2})
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert ("turn", "is 2, but the session's inputs give 3") == (
+        info.value.field,
+        info.value.problem,
+    )
+
+
+def test_a_relabelled_category_with_its_digest_recomputed_is_refused() -> None:
+    """C9: a Done/Infra snapshot relabelled Database does not yield a Database patch."""
+    machine = ClarificationMachine("Deploy the API")
+    machine.step({"change_category": "Infra"})
+    machine.step({"infra_hosting": "Serverless"})
+    data = resealed({**as_dict(machine), "category": "Database"})
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "category" == info.value.field
+
+
+def test_inputs_the_flow_refuses_are_named_by_step() -> None:
+    """C9: an edited input is replayed like any answer: refused, naming the step."""
+    data = as_dict(at_turn_three())
+    data["steps"][1] = {"change_category__other": "x" * 600}
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(resealed(data))
+    assert "steps.1" == info.value.field
+
+
+def test_model_validate_takes_json_loads_output() -> None:
+    """C9: SessionSnapshot.model_validate accepts exactly what json.loads of its JSON gives."""
+    snapshot = at_turn_three().snapshot()
+    assert snapshot == SessionSnapshot.model_validate(json.loads(snapshot.model_dump_json()))
+
+
+@pytest.mark.parametrize(
+    "line", V1.read_text(encoding="utf-8").splitlines(), ids=lambda line: str(hash(line) % 10**6)
+)
+def test_version_one_snapshots_restore_through_the_migration_registry(line: str) -> None:
+    """C9: snapshots the 0.1.0 release wrote restore at their position and save again."""
+    old = json.loads(line)
+    machine = ClarificationMachine.from_snapshot(line)
+    assert (old["state"], old["turn"], old["answers"]) == (
+        machine.state,
+        machine.turn.number,
+        machine.answers,
+    )
+    assert (
+        machine.snapshot()
+        == ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json()).snapshot()
+    )
+
+
+MINIMAL_POSITIONS = [
+    {"asked_questions": ["change_category"], "missing_info": ["change_category"]},
+    {"answered_questions": ["change_category"], "missing_info": ["change_category"]},
+    {"answered_questions": ["change_category"], "missing_info": ["db_type"]},
+    {"answered_questions": ["change_category", "db_type"], "missing_info": ["db_type"]},
+]
+
+
+@pytest.mark.parametrize("fields", MINIMAL_POSITIONS, ids=["category", "other", "field", "text"])
+def test_a_restored_minimal_snapshot_saves_and_restores_after_every_step(
+    fields: dict[str, Any],
+) -> None:
+    """C9: a session restored from Preflights' form is ordinary: its own snapshots restore."""
+    machine = ClarificationMachine.from_snapshot(minimal(**fields))
+    for answers in ({"change_category": "Database"}, {"db_type": OTHER}, {"db_type__other": "x"}):
+        again = ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json())
+        assert machine.snapshot() == again.snapshot()
+        if machine.finished:
+            break
+        pending = machine.turn.questions[0].id
+        relevant = {k: v for k, v in answers.items() if k == pending}
+        if relevant:
+            machine.step(relevant)
+
+
+def test_a_minimal_position_the_intention_contradicts_is_refused() -> None:
+    """D39: an intention that names a category never asks change_category."""
+    with pytest.raises(InvalidSnapshot, match="already names the category 'Authentication'"):
+        ClarificationMachine.from_snapshot(
+            minimal(intention="Add OAuth login", missing_info=["change_category"])
+        )
+
+
+# -- seals (C11) ----------------------------------------------------------------------------------
+
+KEY = SealKeys((b"k" * 32,))
+OLD_KEY = SealKeys((b"o" * 32,))
+
+
+def test_a_sealed_snapshot_restores_under_its_key() -> None:
+    """C11: sealed with the key, accepted with the key; the seal is HMAC-SHA256 hex."""
+    snapshot = at_turn_three().snapshot(seal=KEY)
+    assert snapshot.seal is not None
+    assert 64 == len(snapshot.seal)
+    restored = ClarificationMachine.from_snapshot(snapshot.model_dump_json(), keys=KEY)
+    assert "NeedPrimaryField" == restored.state
+
+
+@pytest.mark.parametrize(
+    ("seal_with", "problem"),
+    [(None, "is missing"), (OLD_KEY, "does not match")],
+    ids=["unsealed", "other-key"],
+)
+def test_with_a_key_unsealed_or_wrongly_sealed_snapshots_are_refused(
+    seal_with: SealKeys | None, problem: str
+) -> None:
+    """C11: InvalidSeal, its own error, names the seal."""
+    snapshot = at_turn_three().snapshot(seal=seal_with)
+    with pytest.raises(InvalidSeal, match=problem) as info:
+        ClarificationMachine.from_snapshot(snapshot, keys=KEY)
+    assert "seal" == info.value.field
+
+
+def test_a_seal_covers_every_field() -> None:
+    """C11: editing any field (and recomputing the digest) breaks the seal."""
+    data = as_dict(at_turn_three())
+    data = resealed({**data, "intention": "Add a new feature now"})
+    data["seal"] = at_turn_three().snapshot(seal=KEY).seal
+    with pytest.raises(InvalidSeal):
+        ClarificationMachine.from_snapshot(data, keys=KEY)
+
+
+def test_rotation_seals_with_the_first_key_and_accepts_any() -> None:
+    """C11: new key first, old one kept: old snapshots restore, new ones get the new seal."""
+    rotated = SealKeys((b"k" * 32, b"o" * 32))
+    old = at_turn_three().snapshot(seal=OLD_KEY)
+    assert "NeedPrimaryField" == ClarificationMachine.from_snapshot(old, keys=rotated).state
+    assert at_turn_three().snapshot(seal=rotated).seal == at_turn_three().snapshot(seal=KEY).seal
+
+
+def test_keys_come_from_a_file_or_the_environment(tmp_path: Path) -> None:
+    """C11: the CLI and servers read a key file, or PREFLIGHT_FSM_SEAL_KEYS, comma-separated."""
+    key_file = tmp_path / "seal.keys"
+    key_file.write_text("# newest first\n" + "k" * 32 + "\n" + "o" * 32 + "\n")
+    from_file = SealKeys.from_environment(key_file)
+    from_env = SealKeys.from_environment(env={"PREFLIGHT_FSM_SEAL_KEYS": "k" * 32 + "," + "o" * 32})
+    assert from_file == from_env == SealKeys((b"k" * 32, b"o" * 32))
+    assert SealKeys.from_environment(env={}) is None
+
+
+def test_short_keys_are_refused_and_keys_never_print() -> None:
+    """C11: a key under 32 bytes is refused; repr shows no key material."""
+    with pytest.raises(ValueError, match="shorter than 32 bytes"):
+        SealKeys((b"short",))
+    assert "k" * 32 not in repr(KEY)
+
+
+# -- flow versions (C10) --------------------------------------------------------------------------
+
+RENAMED = flow_from_data({"name": "default", "category_question": {"text": "What kind of change?"}})
+
+
+def test_a_session_finishes_on_the_registered_flow_it_started_on() -> None:
+    """C10: after the flow changed, a registered earlier version still steps its sessions."""
+    saved = ClarificationMachine("Improve the feedback form").snapshot()
+    registry = FlowRegistry(RENAMED, [default_flow()])
+    restored = ClarificationMachine.from_snapshot(saved, registry)
+    assert default_flow() == restored.flow
+    assert "Done" == restored.step({"change_category": "Billing"}).state
+
+
+def test_an_unregistered_flow_is_named_with_the_registered_ones() -> None:
+    """C10: not corruption: the fingerprint and what is registered are named."""
+    saved = ClarificationMachine("Improve the feedback form").snapshot()
+    with pytest.raises(SnapshotFlowMismatch) as info:
+        ClarificationMachine.from_snapshot(saved, FlowRegistry(RENAMED))
+    assert default_flow().fingerprint in str(info.value)
+    assert f"default@{RENAMED.fingerprint} (current)" in str(info.value)
+
+
+def test_earlier_flow_files_are_kept_beside_the_current_one(tmp_path: Path) -> None:
+    """C10: team.toml is current; team.versions/*.toml are the earlier ones."""
+    (tmp_path / "team.toml").write_text('name = "team"\n')
+    (tmp_path / "team.versions").mkdir()
+    (tmp_path / "team.versions" / "2026-10.toml").write_text(
+        'name = "team"\n[category_question]\ntext = "Old wording?"\n'
+    )
+    registry = load_registry(tmp_path / "team.toml")
+    assert 2 == len(registry)
+    assert "What type of change is this?" == registry.current.category_question.text
+
+
+def test_migrating_to_an_equivalent_flow_replays_the_session() -> None:
+    """C10: a wording change moves the session; the new flow asks in its words."""
+    machine = ClarificationMachine("Improve the feedback form")
+    result = machine.migrate(RENAMED)
+    assert result.migrated
+    assert result.divergence is None
+    assert result.machine is not None
+    assert "What kind of change?" == result.machine.turn.questions[0].question
+
+
+def test_a_diverging_session_stays_unless_forced() -> None:
+    """C10: the first step whose outcome differs is reported; force migrates all the same."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Database"})
+    fewer = flow_from_data(
+        {"categories": [c.model_dump() for c in default_flow().categories if c.name != "Database"]}
+    )
+    result = machine.migrate(fewer)
+    assert not result.migrated
+    assert result.divergence is not None
+    assert (1, "state") == (result.divergence.step, result.divergence.field)
+    assert machine.migrate(fewer, force=True).migrated

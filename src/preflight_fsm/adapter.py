@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-from preflight_fsm.errors import PreflightFsmError
+from preflight_fsm.contract import within_schema
+from preflight_fsm.engine import engine_for
+from preflight_fsm.errors import InvalidIntention, InvalidSnapshot, PreflightFsmError
 from preflight_fsm.flow import Flow, default_flow
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot
+from preflight_fsm.states import ASKING_CATEGORY
 from preflight_fsm.turn import LLMResponse
 
 __all__ = ["MockLLMAdapter"]
+
+_log = logging.getLogger(__name__)
 
 
 class MockLLMAdapter:
@@ -42,16 +48,32 @@ class MockLLMAdapter:
         """Turn 1 without ``session_state``; with one, the turn that snapshot stands at.
 
         ``session_state`` may be a SessionSnapshot, its JSON or dict, or any object with
-        Preflights' four snapshot attributes. Raises InvalidIntention or InvalidSnapshot.
+        Preflights' four snapshot attributes. Never raises for its input, as an LLM port must
+        not (D41): an intention it cannot take is asked its category; a session state it
+        refuses is logged and answered with turn 1 of the intention.
         """
-        if session_state is None:
+        if session_state is not None:
+            data = _snapshot_data(session_state)
+            if isinstance(data, dict) and "state" not in data and not data.get("missing_info"):
+                # C9: a minimal snapshot with nothing missing is complete: nothing more to ask.
+                return LLMResponse(
+                    questions=(), missing_info=(), decision_hint="unsure", progress=1.0
+                )
+            try:
+                return ClarificationMachine.from_snapshot(data, self._flow).turn.to_llm_response()
+            except InvalidSnapshot as exc:
+                _log.warning("session_state refused, answering turn 1 instead: %s", exc)
+        try:
             return ClarificationMachine(intention, self._flow).turn.to_llm_response()
-        data = _snapshot_data(session_state)
-        if isinstance(data, dict) and "state" not in data and not data.get("missing_info"):
-            # C9: a minimal snapshot with nothing missing is complete: nothing more to ask.
-            return LLMResponse(questions=(), missing_info=(), decision_hint="unsure", progress=1.0)
-        machine = ClarificationMachine.from_snapshot(data, self._flow)
-        return machine.turn.to_llm_response()
+        except InvalidIntention as exc:
+            _log.warning("intention refused, asking its category: %s", exc)
+            engine = engine_for(self._flow)
+            return LLMResponse(
+                questions=engine.questions(ASKING_CATEGORY),
+                missing_info=(engine.category_qid,),
+                decision_hint=self._flow.other_category.hint,
+                progress=0.0,
+            )
 
     def extract_decision_patch(
         self,
@@ -72,7 +94,9 @@ class MockLLMAdapter:
         except (PreflightFsmError, TypeError, ValueError):
             return None
         patch = turn.patch
-        if patch is None or not _within_schema(patch, heuristics_config):
+        if patch is None:
+            return None
+        if heuristics_config is not None and not within_schema(patch, heuristics_config):
             return None
         return patch
 
@@ -88,21 +112,3 @@ def _snapshot_data(state: Any) -> SessionSnapshot | str | bytes | dict[str, Any]
             "missing_info": list(state.missing_info),  # type: ignore[attr-defined]
         }
     return state  # type: ignore[no-any-return]
-
-
-def _within_schema(patch: DecisionPatch, heuristics_config: Any) -> bool:
-    """C8: a heuristics config only bounds the result, through its schema's categories.
-
-    Read as Preflights' core validates patches: names compare case-insensitively and a field
-    list holding ``"*"`` accepts any field (Preflights' catch-all ``Other``).
-    """
-    if heuristics_config is None:
-        return True
-    categories = {name.casefold(): fields for name, fields in heuristics_config.schema.categories}
-    allowed = categories.get(patch.category.casefold())
-    if allowed is None:
-        return False
-    if "*" in allowed:
-        return True
-    names = {field.casefold() for field in allowed}
-    return all(name.casefold() in names for name, _ in patch.fields)

@@ -28,6 +28,7 @@ __all__ = [
     "check_decision_patch",
     "check_llm_response",
     "flow_schema",
+    "within_schema",
 ]
 
 HINTS = ("task", "adr", "unsure")
@@ -106,13 +107,17 @@ def _base_key(qid: str) -> str:
 # -- responses ------------------------------------------------------------------------------------
 
 
-def check_llm_response(response: object, session_state: object = None) -> list[Violation]:
+def check_llm_response(
+    response: object, session_state: object = None, *, flow: Flow | None = None
+) -> list[Violation]:
     """Every way ``response`` breaks the turn contract; an empty list when it keeps it.
 
     ``response`` may be our ``LLMResponse`` or ``Turn``, Preflights' ``LLMResponse``, or a dict
     parsed from JSON. ``session_state`` (a snapshot of the session the response answers, in any
-    of those forms) adds the check that no answered question is asked again.
+    of those forms) adds the check that no answered question is asked again. ``flow`` (the
+    default flow by default) names the "Other" option and the categories judged against.
     """
+    flow = flow or default_flow()
     data = _as_dict(response)
     if data is None:
         return [Violation("shape", f"is a {type(response).__name__}, not a response object")]
@@ -135,9 +140,11 @@ def check_llm_response(response: object, session_state: object = None) -> list[V
     if not _is_sequence(missing) or not all(isinstance(k, str) for k in missing):
         found.append(Violation("shape", "must be a list of text keys", "missing_info"))
         missing = ()
-    found += _check_questions(questions)
+    found += _check_questions(questions, flow)
     found += _check_missing_info(questions, tuple(missing))
-    found += _check_progress(data.get("progress"), questions, tuple(missing), "progress" in data)
+    found += _check_progress(
+        data.get("progress"), questions, tuple(missing), "progress" in data, flow
+    )
     hint = data.get("decision_hint")
     if "decision_hint" in data and hint not in HINTS:
         found.append(
@@ -148,7 +155,7 @@ def check_llm_response(response: object, session_state: object = None) -> list[V
     return found
 
 
-def _check_questions(questions: list[dict[str, Any]]) -> list[Violation]:
+def _check_questions(questions: list[dict[str, Any]], flow: Flow) -> list[Violation]:
     found: list[Violation] = []
     ids = [q.get("id") for q in questions]
     if len(questions) > MAX_QUESTIONS:
@@ -177,10 +184,10 @@ def _check_questions(questions: list[dict[str, Any]]) -> list[Violation]:
         if qid in by_id:
             found.append(Violation("C2-question", "is asked twice in one turn", qid))
         by_id[qid] = q
-        found += _check_question(qid, q)
+        found += _check_question(qid, q, flow.other_option)
     for qid, q in by_id.items():
         if q.get("type") in _CHOICE_TYPES:
-            found += _check_companion(qid, by_id.get(f"{qid}{OTHER_SUFFIX}"))
+            found += _check_companion(qid, by_id.get(f"{qid}{OTHER_SUFFIX}"), flow.other_option)
         parent = q.get("depends_on_question_id")
         if parent is not None:
             if qid != f"{parent}{OTHER_SUFFIX}":
@@ -198,7 +205,7 @@ def _check_questions(questions: list[dict[str, Any]]) -> list[Violation]:
     return found
 
 
-def _check_question(qid: str, q: dict[str, Any]) -> list[Violation]:
+def _check_question(qid: str, q: dict[str, Any], other: str) -> list[Violation]:
     found: list[Violation] = []
     qtype = q.get("type")
     if qtype not in _TYPES:
@@ -211,7 +218,6 @@ def _check_question(qid: str, q: dict[str, Any]) -> list[Violation]:
         if not _is_sequence(options) or not options or not all(isinstance(o, str) for o in options):
             found.append(Violation("C2-question", "is a choice without text options", qid))
             return found
-        other = default_flow().other_option
         if options[-1] != other:
             found.append(
                 Violation("C2-other-last", f"ends with {options[-1]!r}, not {other!r}", qid)
@@ -225,11 +231,10 @@ def _check_question(qid: str, q: dict[str, Any]) -> list[Violation]:
     return found
 
 
-def _check_companion(qid: str, companion: dict[str, Any] | None) -> list[Violation]:
+def _check_companion(qid: str, companion: dict[str, Any] | None, other: str) -> list[Violation]:
     name = f"{qid}{OTHER_SUFFIX}"
     if companion is None:
         return [Violation("C2-companion", f"has no {name} companion in the same turn", qid)]
-    other = default_flow().other_option
     expected = {
         "type": "free_text",
         "optional": True,
@@ -283,8 +288,7 @@ def _check_missing_info(
     return found
 
 
-def _asks_category(questions: list[dict[str, Any]], missing: tuple[str, ...]) -> bool:
-    flow = default_flow()
+def _asks_category(questions: list[dict[str, Any]], missing: tuple[str, ...], flow: Flow) -> bool:
     names = {c.name.casefold() for c in flow.categories}
     if flow.category_question.id in missing:
         return True
@@ -300,7 +304,11 @@ def _asks_category(questions: list[dict[str, Any]], missing: tuple[str, ...]) ->
 
 
 def _check_progress(
-    progress: object, questions: list[dict[str, Any]], missing: tuple[str, ...], present: bool
+    progress: object,
+    questions: list[dict[str, Any]],
+    missing: tuple[str, ...],
+    present: bool,
+    flow: Flow,
 ) -> list[Violation]:
     if not present:
         return []
@@ -319,7 +327,7 @@ def _check_progress(
                 "progress",
             )
         ]
-    if value != 0.0 and _asks_category(questions, missing):
+    if value != 0.0 and _asks_category(questions, missing, flow):
         return [
             Violation(
                 "C7-progress",
@@ -364,10 +372,10 @@ def flow_schema(flow: Flow | None = None) -> dict[str, tuple[str, ...]]:
 _Schema = dict[str, tuple[str, frozenset[str] | None]]
 
 
-def _schema_lookup(schema: object) -> _Schema:
+def _schema_lookup(schema: object, flow: Flow | None = None) -> _Schema:
     """casefolded category -> (its name, casefolded fields or None for Preflights' "*")."""
     if schema is None:
-        schema = flow_schema()
+        schema = flow_schema(flow)
     elif isinstance(schema, Flow):
         schema = flow_schema(schema)
     inner = getattr(schema, "schema", None)  # a Preflights HeuristicsConfig
@@ -394,10 +402,12 @@ def check_decision_patch(
     *,
     answers: Mapping[str, object] | None = None,
     intention: str | None = None,
+    flow: Flow | None = None,
 ) -> list[Violation]:
     """Every way ``patch`` breaks the patch contract; an empty list when it keeps it.
 
-    ``schema`` bounds the categories and fields: by default our flow's (:func:`flow_schema`);
+    ``schema`` bounds the categories and fields: by default ``flow``'s (:func:`flow_schema`;
+    the default flow unless given; ``flow`` also names the placeholders and "Other" option);
     else a Preflights ``SnapshotSchema`` or ``HeuristicsConfig``, a mapping of category to
     fields, or pairs. Names compare case-insensitively and ``"*"`` allows any field, as
     Preflights' core validates. With ``answers`` (and the ``intention``), a value nobody gave is
@@ -430,7 +440,7 @@ def check_decision_patch(
         if names.count(_clean(name)) > 1:
             found.append(Violation("C6-fields", "is named twice", name))
             names = [n for n in names if n != _clean(name)]
-    flow = default_flow()
+    flow = flow or default_flow()
     placeholders = {p.casefold() for p in flow.placeholders}
     for name, value in fields:
         if not name.strip():
@@ -443,14 +453,23 @@ def check_decision_patch(
             found.append(
                 Violation("C6-placeholder", f"holds {value!r} instead of the user's text", name)
             )
-    found += _check_schema(category, fields, schema)
+    found += _check_schema(category, fields, schema, flow)
     if answers is not None:
-        found += _check_provenance(fields, answers, intention)
+        found += _check_provenance(fields, answers, intention, flow.other_option)
     return found
 
 
-def _check_schema(category: str, fields: list[tuple[str, str]], schema: object) -> list[Violation]:
-    lookup = _schema_lookup(schema)
+def within_schema(patch: Any, schema: object, flow: Flow | None = None) -> bool:
+    """True when ``patch``'s category and every field are in ``schema`` (C6, C8): names compare
+    case-insensitively and Preflights' ``"*"`` allows any field."""
+    fields = [(str(name), str(value)) for name, value in patch.fields]
+    return not _check_schema(str(patch.category), fields, schema, flow)
+
+
+def _check_schema(
+    category: str, fields: list[tuple[str, str]], schema: object, flow: Flow | None
+) -> list[Violation]:
+    lookup = _schema_lookup(schema, flow)
     entry = lookup.get(category.casefold())
     if entry is None:
         known = ", ".join(name for name, _ in lookup.values())
@@ -466,9 +485,11 @@ def _check_schema(category: str, fields: list[tuple[str, str]], schema: object) 
 
 
 def _check_provenance(
-    fields: list[tuple[str, str]], answers: Mapping[str, object], intention: str | None
+    fields: list[tuple[str, str]],
+    answers: Mapping[str, object],
+    intention: str | None,
+    other: str,
 ) -> list[Violation]:
-    other = default_flow().other_option
     given: set[str] = set()
     for value in answers.values():
         values = value if _is_sequence(value) else (value,)

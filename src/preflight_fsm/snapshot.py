@@ -36,7 +36,6 @@ from preflight_fsm.errors import (
     SnapshotVersionError,
 )
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, FlowRegistry, default_registry
-from preflight_fsm.guards import pending_key
 from preflight_fsm.session import Session
 from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD, StateName
 from preflight_fsm.turn import missing_info_of
@@ -390,6 +389,9 @@ def _check_derived(snapshot: SessionSnapshot, derived: dict[str, Any]) -> None:
         held = getattr(snapshot, field)
         if field == "trace":
             held = tuple((t.turn, t.trigger, t.source, t.dest, t.guards) for t in held)
+        elif field == "answered_questions":
+            # The order answers were recorded in within one step carries no meaning (D37).
+            held, value = sorted(held), sorted(value)
         if held != value:
             raise InvalidSnapshot(
                 field, f"is {_short(held)}, but the session's inputs give {_short(value)}"
@@ -534,59 +536,49 @@ def _restore_minimal(engine: Engine, snap: SessionSnapshot) -> Session:
 
 
 def _v1_to_v2(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
-    """Version 1 held no inputs: rebuild each step's answers by walking its trace (D37).
+    """Version 1 held no inputs: rebuild each step's answers from its trace (D37).
 
-    Step k gives the answer to the question pending when it began (blank when its trace declined
-    into NoPatch), plus the answers to the questions its trace passed through; answers no step
-    consumed (volunteered fields) go to the last step. Replay then checks the result against
-    everything version 1 derived, as for any snapshot.
+    Each transition a step took says which question it moved on from: the category's, the
+    field's, or the text owed for "Other (specify)"; the step gets the recorded answer to it (and
+    its text where the transition needed one), or a blank where it went to NoPatch unanswered.
+    Answers no transition consumed (volunteered fields) go to the last step. Replay then checks
+    the result against everything version 1 derived, as for any snapshot.
     """
     answers, trace = data.get("answers"), data.get("trace")
-    flow = flows.get(data.get("flow_fingerprint") or "") if data.get("state") else None
+    flow = flows.get(str(data.get("flow_fingerprint"))) if data.get("state") else None
     if flow is None or not isinstance(answers, dict) or not isinstance(trace, list):
         return data  # a four-field form, or one that restoring refuses naming what is wrong
     data.pop("digest", None)  # the content changes: version 1's digest cannot cover it
-    engine = engine_for(flow)
-    try:
-        s = engine.begin(data.get("intention"))
-    except InvalidIntention:
-        return data
-    taken = [t for t in trace if isinstance(t, dict) and t.get("trigger") == "answer"]
-    steps: list[dict[str, Any]] = []
-    placed: set[str] = set()
-    numbers: set[int] = {t["turn"] for t in taken if isinstance(t.get("turn"), int)}
-    for k in sorted(numbers):
-        expected = [t for t in taken if t.get("turn") == k]
-        given: dict[str, Any] = {}
-        stopped_at = s
-        for _ in range(len(expected) + 1):  # each pass adds the key the step stopped at
-            given.update(_answer_for(engine, pending_key(stopped_at), answers))
-            try:
-                attempt = engine.step(s, given)
-            except (InvalidAnswers, SessionFinished):
-                return data
-            if len([entry for entry in attempt.trace if entry[0] == k]) >= len(expected):
-                break
-            stopped_at = attempt
-        s = attempt
-        placed.update(given)
-        steps.append(given)
-    rest = {k: v for k, v in answers.items() if k not in placed}
-    if steps:
-        steps[-1].update(rest)
-    data["steps"] = steps
+    cq = flow.category_question.id
+    field = next((c.question.id for c in flow.categories if c.name == data.get("category")), None)
+    steps: dict[int, dict[str, Any]] = {}
+    owed = cq  # the question whose text NeedOther waits for
+    for t in trace:
+        if (
+            not isinstance(t, dict)
+            or t.get("trigger") != "answer"
+            or type(t.get("turn")) is not int
+        ):
+            continue
+        given = steps.setdefault(t["turn"], {})
+        source, dest = t.get("source"), t.get("dest")
+        key = {"NeedCategory": cq, "NeedPrimaryField": field}.get(str(source), owed)
+        if key is None:
+            return data
+        if source == "NeedOther":
+            key += OTHER_SUFFIX
+        elif dest == "NeedOther":
+            owed = key
+        given[key] = answers.get(key)
+        text = key + OTHER_SUFFIX
+        if dest != "NeedOther" and answers.get(key) == flow.other_option and text in answers:
+            given[text] = answers[text]
+    ordered = [steps[k] for k in sorted(steps)]
+    rest = {k: v for k, v in answers.items() if not any(k in g for g in ordered)}
+    if ordered:
+        ordered[-1].update(rest)
+    data["steps"] = ordered
     return data
-
-
-def _answer_for(engine: Engine, key: str, answers: dict[str, Any]) -> dict[str, Any]:
-    """The recorded answer to ``key`` (and its text), or a blank: the user declined it."""
-    if key not in answers:
-        return {key: None}
-    given = {key: answers[key]}
-    companion = key + OTHER_SUFFIX
-    if answers[key] == engine.flow.other_option and companion in answers:
-        given[companion] = answers[companion]
-    return given
 
 
 MIGRATIONS[1] = _v1_to_v2

@@ -1,4 +1,4 @@
-"""State-transition tests generated from the machine's own transition table (C1).
+"""table.py: every row of the transition table is taken by a scenario (C1).
 
 Every edge of ``transition_table()`` must have a scenario below that takes it; an edge without
 one fails ``test_every_edge_has_a_scenario``, so adding a transition without a test fails.
@@ -226,3 +226,31 @@ def test_start_without_one_category_stays_in_need_category() -> None:
 def test_terminal_states_have_no_outgoing_edges() -> None:
     """C1: Done and NoPatch are terminal."""
     assert not [e for e in transition_table() if e.source in ("Done", "NoPatch")]
+
+
+def test_the_machine_runs_exactly_the_declared_rows() -> None:
+    """C1: the shared machine's transitions are TABLE's rows, in order, guards by name."""
+    from preflight_fsm.engine import engine_for
+    from preflight_fsm.flow import default_flow
+    from preflight_fsm.table import TABLE
+
+    machine = engine_for(default_flow()).machine
+    running = [
+        (event.name, t.source, t.dest, tuple(c.func.__name__ for c in t.conditions))
+        for event in machine.events.values()
+        for source in event.transitions.values()
+        for t in source
+    ]
+    declared = [(r["trigger"], r["source"], r["dest"], tuple(r["conditions"])) for r in TABLE]
+    assert sorted(declared) == sorted(running)
+    assert [key(e)[:3] for e in transition_table()] == [
+        (r["source"], r["trigger"], r["dest"]) for r in TABLE
+    ]
+
+
+def test_every_row_names_a_guard_and_an_effect_that_exist() -> None:
+    """C1: the table refers to guards.py by name; a typo fails here, not in a session."""
+    from preflight_fsm.guards import EFFECTS, GUARDS
+    from preflight_fsm.table import TABLE
+
+    assert all(set(r["conditions"]) <= set(GUARDS) and r["before"] in EFFECTS for r in TABLE)

@@ -1,0 +1,37 @@
+"""session.py: one session's record; its state is its position's."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight_fsm.engine import engine_for
+from preflight_fsm.flow import default_flow
+from preflight_fsm.states import AskingField
+
+
+def test_the_state_is_read_off_the_position() -> None:
+    """C1: moving the position moves the state; nothing else holds it."""
+    session = engine_for(default_flow()).begin("Improve the feedback form")
+    session.position = AskingField("Database")
+    assert "NeedPrimaryField" == session.state
+
+
+def test_a_state_the_position_does_not_name_is_refused() -> None:
+    """A table row whose effect leads elsewhere than its destination fails loudly."""
+    session = engine_for(default_flow()).begin("Improve the feedback form")
+    with pytest.raises(RuntimeError, match="NeedCategory, not to Done"):
+        session.state = "Done"
+
+
+def test_a_clone_shares_nothing_a_step_appends_to() -> None:
+    """C5: a step works on a clone, so a refused step leaves the original as it was."""
+    session = engine_for(default_flow()).begin("Improve the feedback form")
+    copy = session.clone()
+    copy.trace.append((1, None))  # type: ignore[arg-type]
+    copy.steps.append({})
+    copy.asked.append("x")
+    assert ([], [], ["change_category", "change_category__other"]) == (
+        session.trace,
+        session.steps,
+        session.asked,
+    )

@@ -1,0 +1,104 @@
+"""turn.py: missing_info, progress and decision_hint of every position (C7)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from preflight_fsm import (
+    ClarificationMachine,
+    InvalidAnswers,
+)
+
+OTHER = "Other (specify)"
+NO_KEYWORDS = "Improve the feedback form"
+
+
+def ids(machine: ClarificationMachine) -> list[str]:
+    return [q.id for q in machine.turn.questions]
+
+
+def refused(machine: ClarificationMachine, answers: Any) -> dict[str, Any]:
+    before = machine.snapshot()
+    with pytest.raises(InvalidAnswers) as info:
+        machine.step(answers)
+    assert before == machine.snapshot(), "a refused step must leave the session unchanged (C5)"
+    json.dumps(info.value.feedback)  # JSON-serialisable
+    return info.value.feedback
+
+
+# -- progress, hint, missing_info (C7) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("intention", "steps", "state", "missing", "progress", "hint"),
+    [
+        (NO_KEYWORDS, [], "NeedCategory", ("change_category",), 0.0, "unsure"),
+        ("Add OAuth login", [], "NeedPrimaryField", ("auth_strategy",), 0.5, "adr"),
+        ("New React component", [], "NeedPrimaryField", ("frontend_framework",), 0.5, "task"),
+        (
+            NO_KEYWORDS,
+            [{"change_category": OTHER}],
+            "NeedOther",
+            ("change_category",),
+            0.0,
+            "unsure",
+        ),
+        (
+            "Add OAuth login",
+            [{"auth_strategy": OTHER}],
+            "NeedOther",
+            ("auth_strategy",),
+            0.5,
+            "adr",
+        ),
+        ("Add OAuth login", [{"auth_strategy": "OAuth"}], "Done", (), 1.0, "adr"),
+        (NO_KEYWORDS, [{"change_category": "Billing"}], "Done", (), 1.0, "unsure"),
+        (NO_KEYWORDS, [{"change_category": ""}], "NoPatch", ("change_category",), 0.0, "unsure"),
+        ("Add OAuth login", [{"auth_strategy": ""}], "NoPatch", ("auth_strategy",), 0.5, "adr"),
+    ],
+    ids=[
+        "category",
+        "shortcut",
+        "shortcut-task",
+        "other-category",
+        "other-field",
+        "done",
+        "done-other",
+        "nopatch-category",
+        "nopatch-field",
+    ],
+)
+def test_progress_hint_and_missing_info_follow_the_state(
+    intention: str,
+    steps: list[dict[str, Any]],
+    state: str,
+    missing: tuple[str, ...],
+    progress: float,
+    hint: str,
+) -> None:
+    """C7: missing_info, progress and decision_hint for every kind of position."""
+    machine = ClarificationMachine(intention)
+    for answers in steps:
+        machine.step(answers)
+    turn = machine.turn
+    assert (state, missing, progress, hint) == (
+        turn.state,
+        turn.missing_info,
+        turn.progress,
+        turn.decision_hint,
+    )
+
+
+def test_turn_converts_to_an_llm_response() -> None:
+    """C8: a Turn carries the LLMResponse fields Preflights expects."""
+    turn = ClarificationMachine("Add OAuth login").turn
+    response = turn.to_llm_response()
+    assert (turn.questions, turn.missing_info, turn.decision_hint, turn.progress) == (
+        response.questions,
+        response.missing_info,
+        response.decision_hint,
+        response.progress,
+    )
