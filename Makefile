@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format diagrams bench bench-smoke clean
+.PHONY: run test check format diagrams bench bench-smoke fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ bench: $(STAMP)
 # The same figures on tiny counts: checks what each one measures, not its speed (also a test).
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
+
+# The Hypothesis properties (hostile answers, intentions and snapshots, digest-recomputed mutants,
+# Unicode) with FUZZ_EXAMPLES inputs each (20,000 by default: tens of minutes); prints how many
+# inputs each property tried. A crash is a failing test with its smallest input.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -p no:cacheprovider -q \
+		--hypothesis-show-statistics tests/test_properties.py tests/test_text.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
