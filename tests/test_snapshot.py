@@ -535,3 +535,25 @@ def test_a_diverging_session_stays_unless_forced() -> None:
     assert result.divergence is not None
     assert (1, "state") == (result.divergence.step, result.divergence.field)
     assert machine.migrate(fewer, force=True).migrated
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain",
+        "é à ü ß",
+        "日本語のテキスト",
+        "emoji 👩\u200d💻",
+        'quote " backslash \\ slash /',
+        "tab\tand\nnewline",
+    ],
+    ids=["ascii", "latin", "cjk", "emoji", "escapes", "whitespace"],
+)
+def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
+    """C9/C11: digest and seal cover json.dumps(sort_keys, compact, UTF-8) of the signed fields."""
+    machine = ClarificationMachine(f"Refactor {text}")
+    machine.step({"change_category": "Database", "db_orm": text[:40]})
+    snapshot = machine.snapshot()
+    content = snapshot.model_dump(mode="json", exclude={"digest", "seal"})
+    expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert expected.encode() == snapshot_module.canonical_content(snapshot)

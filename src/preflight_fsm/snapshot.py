@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from preflight_fsm.engine import Engine, engine_for
@@ -121,14 +122,36 @@ class SessionSnapshot(_Frozen):
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-_UNSIGNED: Final = {"digest", "seal"}
+_UNSIGNED: Final = frozenset({"digest", "seal"})
+_SIGNED_FIELDS: Final = tuple(name for name in SessionSnapshot.model_fields if name not in _UNSIGNED)
+_SORTED_FIELDS: Final = tuple(sorted(_SIGNED_FIELDS))
 
 
 def canonical_content(snapshot: SessionSnapshot) -> bytes:
-    """What the digest and the seal cover: every field but those two, as canonical JSON (sorted
-    keys, no spaces, UTF-8)."""
-    content = snapshot.model_dump(mode="json", exclude=_UNSIGNED)
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """What the digest and the seal cover: every field but those two, as canonical JSON (keys
+    sorted at every level, no spaces, UTF-8, tuples as arrays)."""
+    content = {name: getattr(snapshot, name) for name in _SIGNED_FIELDS}
+    content["trace"] = [(t.turn, t.trigger, t.source, t.dest, t.guards) for t in snapshot.trace]
+    return _canonical(content)
+
+
+def _canonical(content: Mapping[str, Any]) -> bytes:
+    """``json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in
+    UTF-8, with the trace's steps as objects, written by pydantic-core: the same bytes
+    (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md).
+
+    ``content`` holds every signed field, the trace as (turn, trigger, source, dest, guards)
+    tuples. Only the objects inside it need their keys sorted here: the answers, each step's
+    answers and each trace step; a new field holding an object must be added.
+    """
+    ordered = {name: content[name] for name in _SORTED_FIELDS}
+    ordered["answers"] = dict(sorted(content["answers"].items()))
+    ordered["steps"] = [dict(sorted(step.items())) for step in content["steps"]]
+    ordered["trace"] = [
+        {"dest": dest, "guards": guards, "source": source, "trigger": trigger, "turn": turn}
+        for turn, trigger, source, dest, guards in content["trace"]
+    ]
+    return pydantic_core.to_json(ordered)
 
 
 # -- seals (C11) --------------------------------------------------------------------------------
@@ -210,19 +233,21 @@ class SealKeys:
 
 def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
     """The full snapshot of a session, with its digest (and its seal when keys are given)."""
-    derived = derived_fields(s)
-    derived["trace"] = trace_of(s)
-    snapshot = SessionSnapshot(
+    content = derived_fields(s)
+    content.update(
         intention=s.intention,
+        schema_version=SCHEMA_VERSION,
         flow_fingerprint=s.engine.flow.fingerprint,
-        steps=tuple(s.steps),
-        **derived,
+        steps=s.steps,
     )
-    content = canonical_content(snapshot)
-    signed = {"digest": hashlib.sha256(content).hexdigest()}
-    if seal is not None:
-        signed["seal"] = seal.seal(content)
-    return snapshot.model_copy(update=signed)
+    canonical = _canonical(content)
+    content["trace"] = [
+        {"turn": turn, "trigger": trigger, "source": source, "dest": dest, "guards": guards}
+        for turn, trigger, source, dest, guards in content["trace"]
+    ]
+    content["digest"] = hashlib.sha256(canonical).hexdigest()
+    content["seal"] = seal.seal(canonical) if seal is not None else None
+    return SessionSnapshot.model_validate(content)
 
 
 def trace_of(s: Session) -> tuple[TraceStep, ...]:
@@ -281,6 +306,8 @@ def parse_snapshot(
     """
     if isinstance(data, SessionSnapshot):
         snapshot = data
+    elif (current := _as_current(data)) is not None:
+        snapshot = current
     else:
         snapshot = _validate(_migrate(_as_dict(data), flows or default_registry()))
     if keys is not None or snapshot.digest is not None:
@@ -297,6 +324,19 @@ def parse_snapshot(
     if snapshot.digest is None and require_digest:
         raise InvalidSnapshot("digest", "is missing: the snapshot was not written here")
     return snapshot
+
+
+def _as_current(data: object) -> SessionSnapshot | None:
+    """The snapshot JSON text ``data`` holds when it is valid as it stands in this schema version,
+    in one pass of pydantic's parser; else None, and the full path (parse, migrate, validate)
+    decides and names what is wrong. Measured in docs/performance.md."""
+    if not isinstance(data, str | bytes) or len(data) > MAX_SNAPSHOT_BYTES:
+        return None
+    try:
+        snapshot = SessionSnapshot.model_validate_json(data)
+    except ValidationError:
+        return None
+    return snapshot if snapshot.schema_version == SCHEMA_VERSION else None
 
 
 def _as_dict(data: object) -> dict[str, Any]:
