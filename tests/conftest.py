@@ -17,4 +17,6 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)

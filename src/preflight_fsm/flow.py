@@ -264,7 +264,7 @@ _DEFAULT_CATEGORIES: tuple[dict[str, Any], ...] = (
 
 @cache
 def default_flow() -> Flow:
-    """The spec's flow: spec §3 to §9 as refined by C2 and C4 (docs/contract.md). Always the same object."""
+    """The spec's flow (spec §3 to §9) as C2 and C4 refine it. Always the same object."""
     return Flow.model_validate({"categories": _DEFAULT_CATEGORIES})
 
 

@@ -123,7 +123,7 @@ class SessionSnapshot(_Frozen):
 
 
 _UNSIGNED: Final = frozenset({"digest", "seal"})
-_SIGNED_FIELDS: Final = tuple(name for name in SessionSnapshot.model_fields if name not in _UNSIGNED)
+_SIGNED_FIELDS: Final = tuple(n for n in SessionSnapshot.model_fields if n not in _UNSIGNED)
 _SORTED_FIELDS: Final = tuple(sorted(_SIGNED_FIELDS))
 
 
