@@ -207,3 +207,15 @@ def test_other_option_may_not_be_listed_as_an_option() -> None:
     }
     with pytest.raises(InvalidFlow, match="appended"):
         flow_from_data(data)
+
+
+def test_the_default_flow_is_the_shipped_flow_file() -> None:
+    """The default flow is a TOML file in the package: the format's complete example."""
+    from preflight_fsm.flow import DEFAULT_FLOW_FILE
+
+    assert default_flow() == load_flow(DEFAULT_FLOW_FILE)
+
+
+def test_the_default_flows_fingerprint_is_the_one_0_1_0_sessions_carry() -> None:
+    """C10: changing the default flow's content strands stored sessions; register the old one."""
+    assert "933558696d03ac0d" == default_flow().fingerprint

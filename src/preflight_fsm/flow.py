@@ -11,13 +11,14 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from preflight_fsm.errors import InvalidFlow
 
 __all__ = [
+    "DEFAULT_FLOW_FILE",
     "OTHER_SUFFIX",
     "Category",
     "CategoryQuestion",
@@ -180,92 +181,14 @@ class Flow(_Frozen):
         return None
 
 
-_DEFAULT_CATEGORIES: tuple[dict[str, Any], ...] = (
-    {
-        "name": "Frontend",
-        "hint": "task",
-        "question": {
-            "id": "frontend_framework",
-            "text": "Which framework?",
-            "options": ("React", "Vue", "Svelte"),
-            "field": "Framework",
-        },
-        "secondary": ({"id": "styling", "field": "Styling"},),
-        "keywords": ("frontend", "front end", "ui", "react", "component"),
-    },
-    {
-        "name": "Backend",
-        "hint": "adr",
-        "question": {
-            "id": "backend_api_style",
-            "text": "Which API style?",
-            "options": ("REST", "GraphQL", "gRPC"),
-            "field": "API_Style",
-        },
-        "secondary": ({"id": "backend_framework", "field": "Framework"},),
-        "keywords": ("api", "endpoint", "backend", "back end"),
-    },
-    {
-        "name": "Database",
-        "hint": "adr",
-        "question": {
-            "id": "db_type",
-            "text": "Which database type?",
-            "options": ("PostgreSQL", "MySQL", "MongoDB"),
-            "field": "Type",
-        },
-        "secondary": ({"id": "db_orm", "field": "ORM"},),
-        "keywords": ("database", "db", "postgres", "postgresql", "mysql"),
-    },
-    {
-        "name": "Authentication",
-        "hint": "adr",
-        "question": {
-            "id": "auth_strategy",
-            "text": "Which authentication approach?",
-            "options": ("OAuth", "Email/Password", "Magic Link"),
-            "field": "Strategy",
-        },
-        "secondary": ({"id": "auth_library", "field": "Library"},),
-        "keywords": (
-            "auth",
-            "authentication",
-            "authenticate",
-            "authorization",
-            "authorisation",
-            "login",
-            "oauth",
-            "oauth2",
-            "jwt",
-        ),
-    },
-    {
-        "name": "Infra",
-        "hint": "adr",
-        "question": {
-            "id": "infra_hosting",
-            "text": "Which hosting approach?",
-            "options": ("Cloud", "Self-hosted", "Serverless"),
-            "field": "Hosting",
-        },
-        "secondary": ({"id": "infra_ci_cd", "field": "CI_CD"},),
-        "keywords": (
-            "deploy",
-            "deployment",
-            "docker",
-            "dockerfile",
-            "ci",
-            "infra",
-            "infrastructure",
-        ),
-    },
-)
+DEFAULT_FLOW_FILE: Final = Path(__file__).with_name("flows") / "default.toml"
+"""The shipped default flow: a complete, commented example of the flow file format."""
 
 
 @cache
 def default_flow() -> Flow:
     """The spec's flow (spec §3 to §9) as C2 and C4 refine it. Always the same object."""
-    return Flow.model_validate({"categories": _DEFAULT_CATEGORIES})
+    return load_flow(DEFAULT_FLOW_FILE)
 
 
 def load_flow(path: str | Path) -> Flow:
@@ -287,7 +210,7 @@ def load_flow(path: str | Path) -> Flow:
 def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
     """Build a flow from plain data (as parsed from TOML), refusing unknown keys by name."""
     if "categories" not in data:
-        data = {**data, "categories": _DEFAULT_CATEGORIES}
+        data = {**data, "categories": [c.model_dump() for c in default_flow().categories]}
     try:
         return Flow.model_validate(data)
     except ValidationError as exc:
