@@ -232,9 +232,13 @@ def skeleton(text: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _resemblance_key(text: str) -> str:
-    """The skeleton of the match key: equal for texts that look alike in any case."""
-    return skeleton(match_key(text))
+def _resemblance_keys(text: str) -> frozenset[str]:
+    """Skeletons of ``text`` as typed and of its match key: look-alikes share one of them.
+
+    Both, because skeletons are case-sensitive (TS #39): Cyrillic ``JWT`` capitals look like the
+    option as typed, their lower case only like its lower case.
+    """
+    return frozenset((skeleton(text), skeleton(match_key(text))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +273,9 @@ class Lookalike:
 
 def _resembled(texts: Iterable[str], options: tuple[str, ...]) -> str | None:
     for text in texts:
-        key = _resemblance_key(text)
+        keys = _resemblance_keys(text)
         for option in options:
-            if _resemblance_key(option) == key:
+            if not keys.isdisjoint(_resemblance_keys(option)):
                 return option
     return None
 
