@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -196,11 +197,37 @@ def _outside(scripts: tuple[str, ...]) -> regex.Pattern[str]:
     return regex.compile("[^" + _NEUTRAL + "".join(rf"\p{{scx={s}}}" for s in scripts) + "]")
 
 
+_ScriptGroup = tuple[regex.Pattern[str], tuple[tuple[str, regex.Pattern[str]], ...]]
+
+
+@lru_cache(maxsize=1)
+def _script_groups() -> tuple[_ScriptGroup, ...]:
+    """The scripts in groups of 12, each with a pattern matching any of them.
+
+    Compiled on first use (a few ms that a session of plain ASCII text never pays). Finding a
+    character's scripts tests the 14 groups, then the scripts of the groups that match.
+    """
+    return tuple(
+        (
+            regex.compile("[" + "".join(rf"\p{{scx={s}}}" for s in group) + "]"),
+            tuple((s, regex.compile(rf"\p{{scx={s}}}")) for s in group),
+        )
+        for group in (_SCRIPT_CODES[i : i + 12] for i in range(0, len(_SCRIPT_CODES), 12))
+    )
+
+
 @lru_cache(maxsize=4096)
 def _scripts_of(char: str) -> tuple[str, ...]:
     """The Script_Extensions of ``char``, as ISO 15924 codes; () for Common and Inherited."""
-    # About 45 µs uncached: it runs for the first scripted character of a non-Latin text or word.
-    return tuple(s for s in _SCRIPT_CODES if _outside((s,)).match(char) is None)
+    # It runs for the first scripted character of a non-Latin text or word, and for the
+    # characters of a look-alike word; about 10 µs uncached.
+    return tuple(
+        script
+        for any_of_group, scripts in _script_groups()
+        if any_of_group.match(char)
+        for script, pattern in scripts
+        if pattern.match(char)
+    )
 
 
 def _highly_restrictive(text: str) -> bool:
@@ -231,14 +258,41 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
 
 
-@lru_cache(maxsize=1024)
-def _resemblance_keys(text: str) -> frozenset[str]:
+def _resemblance_keys(text: str, longest: int = sys.maxsize) -> list[str]:
     """Skeletons of ``text`` as typed and of its match key: look-alikes share one of them.
 
     Both, because skeletons are case-sensitive (TS #39): Cyrillic ``JWT`` capitals look like the
-    option as typed, their lower case only like its lower case.
+    option as typed, their lower case only like its lower case. A skeleton is never shorter than
+    its text (NFD and prototypes only expand), so none is computed for text longer than
+    ``longest``, the longest skeleton it is compared with: most free text costs nothing here.
     """
-    return frozenset((skeleton(text), skeleton(match_key(text))))
+    keys = [skeleton(text)] if len(text) <= longest else []
+    key = match_key(text)
+    if len(key) <= longest:
+        keys.append(skeleton(key))
+    return keys
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """One question's options, prepared once for look-alike checks."""
+
+    keys: frozenset[str]  # match keys: text with one of these *is* an option
+    by_skeleton: dict[str, str]  # each option's skeletons -> the option
+    longest: int  # the longest skeleton: longer text resembles none (see _resemblance_keys)
+
+
+@lru_cache(maxsize=256)
+def _prepared(options: tuple[str, ...]) -> _Options:
+    by_skeleton: dict[str, str] = {}
+    for option in options:
+        for key in _resemblance_keys(option):
+            by_skeleton.setdefault(key, option)
+    return _Options(
+        frozenset(match_key(o) for o in options),
+        by_skeleton,
+        max(map(len, by_skeleton), default=0),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,12 +325,11 @@ class Lookalike:
         )
 
 
-def _resembled(texts: Iterable[str], options: tuple[str, ...]) -> str | None:
+def _resembled(texts: Iterable[str], options: _Options) -> str | None:
     for text in texts:
-        keys = _resemblance_keys(text)
-        for option in options:
-            if not keys.isdisjoint(_resemblance_keys(option)):
-                return option
+        for key in _resemblance_keys(text, options.longest):
+            if key in options.by_skeleton:
+                return options.by_skeleton[key]
     return None
 
 
@@ -295,16 +348,18 @@ def lookalike(text: str, options: Iterable[str] = ()) -> Lookalike | None:
     """
     if text.isascii():
         return None
-    choices = tuple(options)
+    choices = _prepared(options if isinstance(options, tuple) else tuple(options))
     if _NOT_LATIN.search(text) is not None and not _highly_restrictive(text):
         for word in _WORD.findall(text):
             if not word.isascii() and not _highly_restrictive(word):
                 resembled = _resembled((text, word), choices)
                 return Lookalike(word, _script_names(word), True, resembled)
-    if choices:
-        key = match_key(text)
-        if all(match_key(option) != key for option in choices):
-            option = _resembled((text,), choices)
-            if option is not None:
-                return Lookalike(text, _script_names(text), False, option)
-    return None
+    if not choices.by_skeleton:
+        return None
+    key = match_key(text)
+    if key in choices.keys or min(len(text), len(key)) > choices.longest:
+        return None  # the option itself, or too long to look like one (see _resemblance_keys)
+    option = _resembled((text,), choices)
+    if option is None:
+        return None
+    return Lookalike(text, _script_names(text), False, option)
