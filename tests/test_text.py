@@ -373,11 +373,19 @@ def test_normalise_is_idempotent(raw: str) -> None:
 
 
 @given(ANY_TEXT)
+def test_collapsing_white_space_keeps_nfc(raw: str) -> None:
+    """answers.py strips and collapses white space after normalise: the value stays NFC."""
+    collapsed = " ".join(normalise(raw).split())
+    assert unicodedata.is_normalized("NFC", collapsed)
+
+
+@given(ANY_TEXT)
 def test_accepted_text_holds_nothing_refusable(raw: str) -> None:
     """Nothing refused() lets through holds a surrogate, Co, Cn, Cf (bar ZWJ in emoji) or U+FDD0."""
     value = normalise(raw)
     if refused(value):
         return
+    value.encode("utf-8")  # what every snapshot and store write does
     for i, c in enumerate(value):
         if c == ZWJ:
             assert _joins_emoji(value, i), value
