@@ -340,8 +340,28 @@ def test_module_examples_run() -> None:
 SPECIAL = [ZWJ, VS16, WOMAN, LAPTOP, MEDIUM_SKIN, "\u202e", "\u200b", "\ud800", "\ue000",
            "\ufdd0", "\U000e0041", "\u00ad", CYRILLIC_O, "\r", "\n", "\u0301",
            "\uff54"]  # fmt: skip
-ANY_TEXT = st.text(
-    st.one_of(st.characters(exclude_categories=()), st.sampled_from(SPECIAL)), max_size=40
+# Any code point at all; assigned ones without Cc/Cf/Cs/Co/Cn, so that much generated text is
+# accepted; and the characters the rules single out (ZWJ beside emoji, surrogates, bidi...);
+# or emoji, ZWJ and VS16 strung together, and emoji joined by ZWJ, so that accepted ZWJs are
+# common.
+ANY_TEXT = (
+    st.text(
+        st.one_of(
+            st.characters(exclude_categories=()),
+            st.characters(exclude_categories=("C",)),
+            st.sampled_from(SPECIAL),
+        ),
+        max_size=40,
+    )
+    | st.lists(
+        st.sampled_from([ZWJ, ZWJ, VS16, WOMAN, LAPTOP, MEDIUM_SKIN, HEART, "a", " ", "\u0301"]),
+        max_size=12,
+    ).map("".join)
+    | st.lists(
+        st.sampled_from([WOMAN, LAPTOP, HEART + VS16, PERSON + MEDIUM_SKIN, "a", ""]),
+        min_size=1,
+        max_size=5,
+    ).map(ZWJ.join)
 )
 _EMOJI_BEFORE = regex.compile(r"[\p{Extended_Pictographic}\p{Emoji_Modifier}]")
 _EMOJI_AFTER = regex.compile(r"\p{Extended_Pictographic}")
