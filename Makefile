@@ -20,13 +20,13 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 check: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/mypy src
 
 format: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks
-	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks tools
+	$(BIN)/ruff format src tests benchmarks tools
 
 # Rewrites diagrams/clarification.{dot,mmd,svg} and docs/flow.md from the machine (SVG needs Graphviz's dot).
 diagrams: $(STAMP)

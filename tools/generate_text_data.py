@@ -1,0 +1,142 @@
+"""Generate ``src/preflight_fsm/_text_data.py``, the Unicode data of C5's text rules (D140-D143).
+
+Run under Python 3.11, whose ``unicodedata`` is the Unicode 14.0.0 database that decides which
+code points are assigned and refused (D140)::
+
+    python tools/generate_text_data.py PropertyValueAliases.txt confusables.txt
+
+``PropertyValueAliases.txt`` (any version from 14.0 on; Debian's ``unicode-data`` package ships
+it under ``/usr/share/unicode/``) names the scripts; ``confusables.txt`` is Unicode TS #39's
+(``https://www.unicode.org/Public/security/17.0.0/confusables.txt``), whose prototypes build the
+look-alike skeletons (D143). ``tests/test_text.py`` re-derives the refused code points from the
+running ``unicodedata`` and fails when the file drifts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+UNICODE_VERSION = "14.0.0"
+OUT = Path(__file__).resolve().parent.parent / "src" / "preflight_fsm" / "_text_data.py"
+ZWJ = 0x200D
+
+
+def is_refused(cp: int) -> bool:
+    """C5: controls but tab and newline, surrogates, private use, unassigned, noncharacters, Cf.
+
+    U+200D is left out: whether it is refused depends on its neighbours (emoji, D141).
+    """
+    category = unicodedata.category(chr(cp))
+    if category == "Cc":
+        return cp not in (0x09, 0x0A)
+    if category in ("Cs", "Co", "Cn"):
+        return True
+    if category == "Cf":
+        return cp != ZWJ
+    return 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE
+
+
+def ranges(predicate: Callable[[int], bool], stop: int = 0x110000) -> list[tuple[int, int]]:
+    """The maximal runs of code points below ``stop`` for which ``predicate`` holds."""
+    found: list[tuple[int, int]] = []
+    start: int | None = None
+    for cp in range(stop):
+        if predicate(cp):
+            if start is None:
+                start = cp
+        elif start is not None:
+            found.append((start, cp - 1))
+            start = None
+    if start is not None:
+        found.append((start, stop - 1))
+    return found
+
+
+def script_names(aliases: str) -> dict[str, str]:
+    """ISO 15924 code -> Unicode long name ("Cyrl" -> "Cyrillic") from PropertyValueAliases."""
+    names = {}
+    for line in aliases.splitlines():
+        fields = [f.strip() for f in line.split("#", 1)[0].split(";")]
+        if len(fields) >= 3 and fields[0] == "sc":
+            names[fields[1]] = fields[2].replace("_", " ")
+    return names
+
+
+def confusables(text: str) -> tuple[str, list[str]]:
+    """(version, ["SRC PROTO PROTO...", ...]) for sources assigned and not refused in 14.0."""
+    version = re.search(r"^# Version: (\S+)", text, re.MULTILINE)
+    if version is None:
+        raise SystemExit("confusables.txt has no '# Version:' line")
+    rows = []
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split("#", 1)[0].split(";")]
+        if len(fields) < 3 or not fields[0]:
+            continue
+        source = int(fields[0], 16)
+        if is_refused(source) or source == ZWJ:
+            continue
+        rows.append(f"{source:04X} {fields[1]}")
+    return version.group(1), rows
+
+
+def render(aliases: str, confusables_text: str) -> str:
+    """The whole generated module."""
+    runs = ranges(is_refused)
+    names = script_names(aliases)
+    version, rows = confusables(confusables_text)
+    cells = [f"(0x{a:04X}, 0x{b:04X})," for a, b in runs]
+    run_lines = "\n".join("    " + " ".join(cells[i : i + 4]) for i in range(0, len(cells), 4))
+    name_lines = "\n".join(f'    "{code}": "{name}",' for code, name in sorted(names.items()))
+    proto_lines = "\n".join(f"{row}" for row in rows)
+    return f'''"""Unicode data of C5's text rules (``text.py``): generated, do not edit.
+
+Regenerate with tools/generate_text_data.py (see its docstring). Refused code points follow
+Python 3.11's ``unicodedata`` (Unicode {UNICODE_VERSION}); the prototypes are Unicode TS #39's
+confusables.txt {version}. Unicode data files: Copyright (c) Unicode, Inc.; Unicode License v3
+(https://www.unicode.org/license.txt).
+"""
+
+# fmt: off
+UNICODE_VERSION = "{UNICODE_VERSION}"
+CONFUSABLES_VERSION = "{version}"
+
+# The refused code points (C5, D140) as sorted, inclusive (first, last) runs. U+200D is not
+# among them: it is refused unless it joins emoji (D141).
+REFUSED_RUNS = (
+{run_lines}
+)
+
+# ISO 15924 script codes and their Unicode names, for messages (D142).
+SCRIPT_NAMES = {{
+{name_lines}
+}}
+
+# TS #39 prototypes (D143): "SOURCE PROTOTYPE..." in hex, one a line, parsed on first use.
+CONFUSABLES = """
+{proto_lines}
+"""
+# fmt: on
+'''
+
+
+def main(argv: list[str]) -> None:
+    """Write the module from the two data files named on the command line."""
+    if unicodedata.unidata_version != UNICODE_VERSION:
+        raise SystemExit(
+            f"run this under Python 3.11 (Unicode {UNICODE_VERSION}); "
+            f"this one has Unicode {unicodedata.unidata_version}"
+        )
+    if len(argv) != 2:
+        raise SystemExit("usage: generate_text_data.py PropertyValueAliases.txt confusables.txt")
+    aliases = Path(argv[0]).read_text(encoding="utf-8")
+    confusables_text = Path(argv[1]).read_text(encoding="utf-8-sig")
+    OUT.write_text(render(aliases, confusables_text), encoding="utf-8")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
