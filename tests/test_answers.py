@@ -169,7 +169,11 @@ def test_blank_volunteered_answers_are_no_answer() -> None:
     ("answers", "field", "problem"),
     [
         ({"auth_strategy": "x" * 501}, "auth_strategy", "limit is 500"),
-        ({"auth_strategy": "OAuth\x00"}, "auth_strategy", "control characters"),
+        (
+            {"auth_strategy": "OAuth\x00"},
+            "auth_strategy",
+            "control or unassigned characters (U+0000 control)",
+        ),
         ({"auth_strategy": 3}, "auth_strategy", "must be text"),
         ({"auth_strategy": ["OAuth", 1]}, "auth_strategy", "only strings"),
         ({f"k{i}": "v" for i in range(33)}, "answers", "too many"),

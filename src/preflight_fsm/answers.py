@@ -7,12 +7,11 @@ changed nothing.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
 from preflight_fsm.flow import OTHER_SUFFIX, Flow
 
@@ -39,6 +38,7 @@ class AnswerRules:
         "free_text",
         "known",
         "limits",
+        "option_names",
         "other",
         "other_names",
         "placeholders",
@@ -48,20 +48,22 @@ class AnswerRules:
     def __init__(self, flow: Flow) -> None:
         self.other = flow.other_option
         self.category_qid = flow.category_question.id
-        self.other_names = frozenset({self.other.casefold(), "other"})
+        self.other_names = frozenset({_text.match_key(self.other), "other"})
         self.limits = flow.limits
-        self.placeholders = frozenset(p.casefold() for p in flow.placeholders)
+        self.placeholders = frozenset(_text.match_key(p) for p in flow.placeholders)
         choices: dict[str, tuple[str, ...]] = {
             flow.category_question.id: tuple(c.name for c in flow.categories),
         }
         for category in flow.categories:
             choices[category.question.id] = category.question.options
         self.choice_options: dict[str, dict[str, str]] = {}
+        self.option_names: dict[str, tuple[str, ...]] = {}  # as written, for look-alike checks
         for qid, options in choices.items():
-            table = {o.casefold(): o for o in options}
-            table[self.other.casefold()] = self.other
+            table = {_text.match_key(o): o for o in options}
+            table[_text.match_key(self.other)] = self.other
             table.setdefault("other", self.other)
             self.choice_options[qid] = table
+            self.option_names[qid] = (*options, self.other)
         self.companion_of = {f"{qid}{OTHER_SUFFIX}": qid for qid in choices}
         self.free_text = frozenset(
             [flow.other_category.description_id]
@@ -81,15 +83,16 @@ class AnswerRules:
     # -- single values ---------------------------------------------------------------------------
 
     def clean_text(self, text: str) -> tuple[str, str | None]:
-        """``text`` with newlines unified, stripped and white space collapsed; or a problem."""
-        unified = _unify_newlines(text)
-        if _REFUSED_CONTROL.search(unified):
-            return "", "holds control characters (" + _controls(unified) + ")"
+        """``text`` NFC-normalised, stripped, white space collapsed; or the problem (C5)."""
+        unified = _text.normalise(text)
+        names = _text.refused(unified)
+        if names:
+            return "", _text.describe_refused(names)
         return " ".join(unified.split()), None
 
     def is_blank(self, text: str) -> bool:
         """True for empty text and placeholders (C5): such a value is no answer."""
-        return not text or text.casefold() in self.placeholders
+        return not text or self.match_key(text) in self.placeholders
 
     def normalise(self, qid: str, raw: object) -> tuple[str | None, str | None]:
         """(concrete value or None for blank, problem or None) for one raw answer value."""
@@ -113,9 +116,12 @@ class AnswerRules:
             return None, (
                 f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"
             )
-        if qid not in self.choice_options and value.casefold() in self.other_names:
+        if qid not in self.choice_options and self.match_key(value) in self.other_names:
             # Spec §5.2 Rule 2: the option is never a value; its text is what is asked for.
             return None, f"is the option {self.other!r} itself, not the text it stands for"
+        deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
+        if deceptive is not None:
+            return None, deceptive.problem
         return (None if self.is_blank(value) else value), None
 
     def check_intention(self, intention: object) -> str:
@@ -125,15 +131,13 @@ class AnswerRules:
                 f"the intention must be text, not {type(intention).__name__}; "
                 "send one sentence describing the change"
             )
-        unified = _unify_newlines(intention)
-        if _REFUSED_CONTROL.search(unified):
-            raise InvalidIntention(
-                "the intention holds control characters (" + _controls(unified) + "); "
-                "send plain text (tabs and newlines are allowed)"
-            )
+        unified = _text.normalise(intention)
+        names = _text.refused(unified)
+        if names:
+            raise InvalidIntention(f"the intention {_text.describe_refused(names)}")
         text = unified.strip()
         limit = self.limits.max_intention_chars
-        if not text or text.casefold() in self.placeholders:
+        if not text or self.match_key(text) in self.placeholders:
             raise InvalidIntention(
                 f"the intention {text!r} says nothing; send one sentence describing the change"
             )
@@ -142,13 +146,15 @@ class AnswerRules:
                 f"the intention is {len(text)} characters long; the limit is {limit}: "
                 "send a shorter summary of the change"
             )
+        deceptive = _text.lookalike(text)
+        if deceptive is not None:
+            raise InvalidIntention(f"the intention {deceptive.problem}")
         return text
 
-    # -- a whole step ----------------------------------------------------------------------------
-
-    def match_key(self, text: str) -> str:
+    @staticmethod
+    def match_key(text: str) -> str:
         """The form every comparison uses: options, "other", placeholders, names (C5)."""
-        return text.casefold()
+        return _text.match_key(text)
 
     def merge(
         self,
@@ -226,7 +232,7 @@ class AnswerRules:
             if options is None:
                 put(key, value, value)
                 continue
-            canonical = options.get(value.casefold())
+            canonical = options.get(self.match_key(value))
             if canonical is not None:
                 put(key, canonical, value)
                 continue
@@ -311,26 +317,6 @@ class AnswerRules:
 
 
 _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of text, or null"
-
-
-def _is_control(ch: str) -> bool:
-    return unicodedata.category(ch) == "Cc"
-
-
-# Unicode's Cc category is exactly U+0000-U+001F and U+007F-U+009F (a stability guarantee), so one
-# regex search finds a refused character without a per-character lookup; tab and newline pass.
-_REFUSED_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _unify_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def _controls(text: str) -> str:
-    """The refused control characters of ``text``, sorted, as U+XXXX."""
-    return ", ".join(
-        sorted({f"U+{ord(ch):04X}" for ch in text if _is_control(ch) and ch not in "\t\n"})
-    )
 
 
 def _issue(field: str, provided: str, problem: str, requirement: str) -> dict[str, Any]:

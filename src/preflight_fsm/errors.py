@@ -55,7 +55,7 @@ class InvalidFlow(PreflightFsmError, ValueError):
 
 
 class InvalidIntention(PreflightFsmError, ValueError):
-    """The intention is empty, a placeholder, too long, or holds control characters (C5)."""
+    """The intention is empty, a placeholder, too long, or holds refused characters (C5)."""
 
 
 class InvalidAnswers(PreflightFsmError, ValueError):

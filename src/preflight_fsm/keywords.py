@@ -1,6 +1,6 @@
 """Word-based keyword matching (C4): words, never substrings.
 
-The text is lower-cased and split on every non-alphanumeric character. A keyword matches a word
+The text is NFKC-casefolded (C5) and split on every non-alphanumeric character. A keyword matches a word
 equal to it or to it plus "s"; a keyword of several words matches those words in a row, the last
 one optionally plus "s". So "author" matches nothing, "components" matches "component" and
 "front-end" matches "front end".
@@ -11,23 +11,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from preflight_fsm.text import match_key
+
 __all__ = ["KeywordIndex", "words"]
 
 _NON_ALNUM = re.compile(r"[^\W_]+")
 
 
 def words(text: str) -> tuple[str, ...]:
-    """The lower-cased alphanumeric words of ``text``, in order."""
-    return tuple(_NON_ALNUM.findall(text.lower()))
+    """The alphanumeric words of ``text``'s match key (NFKC-casefolded, C5), in order."""
+    return tuple(_NON_ALNUM.findall(match_key(text)))
 
 
 class KeywordIndex:
     """Keyword lists compiled once per flow; :meth:`categories` answers in flow order."""
 
-    __slots__ = ("_last", "_order", "_phrases", "_single")
+    __slots__ = ("_order", "_phrases", "_single")
 
     def __init__(self, keywords: Mapping[str, Iterable[str]]) -> None:
-        self._last: tuple[str, str | None] = ("", None)
         self._order = tuple(keywords)
         self._single: dict[str, set[str]] = {}
         self._phrases: list[tuple[tuple[str, ...], str]] = []
@@ -58,16 +59,8 @@ class KeywordIndex:
 
     def only_category(self, text: str) -> str | None:
         """The one category ``text`` names, or None when it names none or several."""
-        # A session's shortcut guard and its effect ask about the same intention object in a row:
-        # remember the last answer. The pair is replaced whole (safe across threads), and holding
-        # ``text`` keeps its identity from being reused by another string.
-        last_text, last = self._last
-        if last_text is text:
-            return last
         matched = self.categories(text)
-        found = matched[0] if len(matched) == 1 else None
-        self._last = (text, found)
-        return found
+        return matched[0] if len(matched) == 1 else None
 
 
 def _contains(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
