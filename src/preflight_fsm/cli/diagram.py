@@ -113,7 +113,11 @@ def diagram(
     ] = None,
 ) -> None:
     """Write a diagram generated from the engine's table: the flow, a session's path, or a diff."""
-    chosen = [name for name, value in (("--session", session), ("--snapshot", snapshot), ("--diff", diff)) if value is not None]
+    chosen = [
+        name
+        for name, value in (("--session", session), ("--snapshot", snapshot), ("--diff", diff))
+        if value is not None
+    ]
     if len(chosen) > 1:
         raise _usage(f"{' and '.join(chosen)} draw different pictures: pass one of them")
     if diff is not None and flow_file is not None:

@@ -1,4 +1,4 @@
-"""``python -m preflight_fsm.diagrams [ROOT]`` (``make diagrams``): rewrite the committed diagrams."""
+"""``python -m preflight_fsm.diagrams [ROOT]`` (``make diagrams``): rewrite the committed files."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from preflight_fsm import Flow, transition_table
+from preflight_fsm.diagrams.dot import MINUS
 from preflight_fsm.diagrams.model import (
     NEED_CATEGORY,
     NEED_OTHER,
@@ -99,7 +100,9 @@ def flow_diff(old: Flow, new: Flow) -> FlowDiff:
     )
     if old.other_option != new.other_option:
         changes.append(
-            FlowChange("changed", "setting", "other_option", old=old.other_option, new=new.other_option)
+            FlowChange(
+                "changed", "setting", "other_option", old=old.other_option, new=new.other_option
+            )
         )
     old_categories = {c.name: c for c in old.categories}
     new_categories = {c.name: c for c in new.categories}
@@ -149,7 +152,11 @@ def _category_changes(old: Category, new: Category) -> list[FlowChange]:
         f"of {new.name}",
     )
     if old.hint != new.hint:
-        changes.append(FlowChange("changed", "setting", "hint", where=f"of {new.name}", old=old.hint, new=new.hint))
+        changes.append(
+            FlowChange(
+                "changed", "setting", "hint", where=f"of {new.name}", old=old.hint, new=new.hint
+            )
+        )
     return changes
 
 
@@ -181,14 +188,18 @@ def _edge_changes(old: Flow, new: Flow) -> list[FlowChange]:
         elif before[key].order != arrow.order:
             changes.append(
                 FlowChange(
-                    "changed", "edge", _edge_text(arrow), where="tried",
-                    old=before[key].order, new=arrow.order,
+                    "changed",
+                    "edge",
+                    _edge_text(arrow),
+                    where="tried",
+                    old=before[key].order,
+                    new=arrow.order,
                 )
             )
     return changes
 
 
-# -- the picture ------------------------------------------------------------------------------------
+# -- the picture -------------------------------------------------------------------------------
 
 
 def diff_graph(old: Flow, new: Flow) -> Graph:
@@ -217,13 +228,9 @@ def diff_graph(old: Flow, new: Flow) -> Graph:
         title=f"Flow change “{old.name}” → “{new.name}”: {_count(diff.changes)} "
         "(a diff, not the generated flow)",
         legend=(
-            "+ green: added · − red, struck through: removed · ~ amber: changed; "
+            f"+ green: added · {MINUS} red, struck through: removed · ~ amber: changed; "
             "edges are tried 1st, 2nd, …, else.",
-            *(
-                f"{SIGNS[c.change]} {c.text()}"
-                for c in diff.changes
-                if c.subject == "setting"
-            ),
+            *(f"{SIGNS[c.change]} {c.text()}" for c in diff.changes if c.subject == "setting"),
         ),
         nodes=tuple(nodes),
         arrows=tuple(arrows),
@@ -247,8 +254,8 @@ def _changed_text(old: str, new: str) -> tuple[Text, tuple[Text, ...]]:
 def _diff_node(node: Node, old: Flow, new: Flow) -> Node:
     if node.name == NEED_CATEGORY:
         text, notes = _changed_text(old.category_question.text, new.category_question.text)
-        names = tuple(c.name for c in new.categories) + (new.other_option,)
-        before = tuple(c.name for c in old.categories) + (old.other_option,)
+        names = (*(c.name for c in new.categories), new.other_option)
+        before = (*(c.name for c in old.categories), old.other_option)
         return replace(node, asks=(Ask(text, _marked_texts(before, names), notes=notes),))
     if node.name == NEED_PRIMARY_FIELD:
         old_by_name = {c.name: c for c in old.categories}
@@ -272,16 +279,16 @@ def _category_ask(old: Category | None, new: Category, other: str) -> Ask:
         keywords = (Text("keywords: " + ", ".join(new.keywords)),) if new.keywords else ()
         return Ask(
             Text(new.question.text),
-            tuple(Text(o) for o in new.question.options) + (Text(other),),
+            (*(Text(o) for o in new.question.options), Text(other)),
             who=Text(new.name),
             notes=keywords,
             change="added",
         )
-    text, notes = _changed_text(old.question.text, new.question.text)
-    options = _marked_texts(old.question.options, new.question.options) + (Text(other),)
-    keywords = tuple(
+    text, changed_notes = _changed_text(old.question.text, new.question.text)
+    options = (*_marked_texts(old.question.options, new.question.options), Text(other))
+    keyword_notes = tuple(
         Text(f"keyword {t.text}", t.change)
         for t in _marked_texts(old.keywords, new.keywords)
         if t.change is not None
     )
-    return Ask(text, options, who=Text(new.name), notes=notes + keywords)
+    return Ask(text, options, who=Text(new.name), notes=(*changed_notes, *keyword_notes))

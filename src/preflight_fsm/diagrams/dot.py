@@ -37,7 +37,8 @@ CHANGE_COLOURS: Final[dict[Change, str]] = {
     "removed": "#b91c1c",
     "changed": "#b45309",
 }
-CHANGE_SIGNS: Final[dict[Change, str]] = {"added": "+", "removed": "−", "changed": "~"}
+MINUS: Final = "\u2212"  # a real minus sign: a hyphen reads as a dash beside a word
+CHANGE_SIGNS: Final[dict[Change, str]] = {"added": "+", "removed": MINUS, "changed": "~"}
 
 
 _LEFT: Final = '<BR ALIGN="LEFT"/>'
@@ -129,7 +130,8 @@ def _node_label(node: Node, colour: str) -> str:
                 f'<TR><TD{span} ALIGN="LEFT">{_marked(Text(part, line.change), text_colour)}'
                 "</TD></TR>"
             )
-    return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">{"".join(rows)}</TABLE>>'
+    table = '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
+    return f"<{table}{''.join(rows)}</TABLE>>"
 
 
 def _node_attrs(node: Node) -> dict[str, str]:
@@ -186,15 +188,46 @@ def _entry(graph: Graph) -> dict[str, str]:
     return {"shape": "box", "style": "dashed", "color": PATH, "label": f"<{text}>"}
 
 
+_NODE_DEFAULTS: Final = {
+    "shape": "box",
+    "margin": "0.08,0.04",
+    "fontname": FONT,
+    "fontsize": str(TEXT_SIZE),
+    "fontcolor": INK,
+}
+_EDGE_DEFAULTS: Final = {
+    "fontname": FONT,
+    "fontsize": str(SMALL_SIZE),
+    "color": MUTED,
+    "fontcolor": INK,
+    "arrowsize": "0.7",
+}
+
+
+def _graph_attrs(graph: Graph) -> dict[str, str]:
+    # Top to bottom, the two middle question states side by side (_same_rank), little spacing:
+    # the narrowest layout, so the picture fits a README at its natural size.
+    return {
+        "rankdir": "TB",
+        "labelloc": "t",
+        "labeljust": "l",
+        "nodesep": "0.1",
+        "ranksep": "0.35",
+        "fontname": FONT,
+        "fontcolor": INK,
+        "label": _graph_label(graph),
+    }
+
+
 def to_dot(graph: Graph) -> str:
     """Graphviz DOT source of ``graph``, byte-identical for the same graph."""
     lines = [
         f"// {GENERATED_NOTE}",
         f"// {graph.kind}: {graph.title}",
         "digraph clarification {",
-        f"    graph [{_attrs(dict(rankdir='TB', labelloc='t', labeljust='l', nodesep='0.1', ranksep='0.35', fontname=FONT, fontcolor=INK, label=_graph_label(graph)))}];",
-        f"    node [{_attrs(dict(shape='box', margin='0.08,0.04', fontname=FONT, fontsize=str(TEXT_SIZE), fontcolor=INK))}];",
-        f"    edge [{_attrs(dict(fontname=FONT, fontsize=str(SMALL_SIZE), color=MUTED, fontcolor=INK, arrowsize='0.7'))}];",
+        f"    graph [{_attrs(_graph_attrs(graph))}];",
+        f"    node [{_attrs(_NODE_DEFAULTS)}];",
+        f"    edge [{_attrs(_EDGE_DEFAULTS)}];",
         f"    __entry__ [{_attrs(_entry(graph))}];",
     ]
     for node in graph.nodes:
@@ -205,7 +238,6 @@ def to_dot(graph: Graph) -> str:
         lines.append(f"    {arrow.source} -> {arrow.dest} [{_attrs(_arrow_attrs(arrow))}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
 
 
 def _same_rank(graph: Graph) -> list[str]:

@@ -8,7 +8,7 @@ flow change (``diagrams/examples/default.toml`` → ``next.toml``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -45,7 +45,8 @@ EXAMPLE_NEW: Final = "diagrams/examples/next.toml"
 FLOW_DOC: Final = "docs/flow.md"
 
 _BLOCK = re.compile(
-    r"(<!-- begin generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
+    r"(<!-- begin generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)"
+    r"(<!-- end generated: (?P=name) -->)",
     re.DOTALL,
 )
 
@@ -77,7 +78,7 @@ def _graphs(root: Path) -> dict[str, Graph]:
     }
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -90,8 +91,12 @@ def _transitions(flow: Flow) -> str:
         lock = "yes" if LOCK_GUARD in arrow.guards else "—"
         tried = arrow.order or "at start"
         shown = guards or (f"— (else: {arrow.fallthrough})" if arrow.fallthrough else "—")
-        rows.append((f"`{arrow.source}`", f"`{arrow.trigger}`", tried, shown, lock, f"`{arrow.dest}`"))
-    return _table(("source", "trigger", "tried", "guards besides the lock", "lock", "destination"), rows)
+        rows.append(
+            (f"`{arrow.source}`", f"`{arrow.trigger}`", tried, shown, lock, f"`{arrow.dest}`")
+        )
+    return _table(
+        ("source", "trigger", "tried", "guards besides the lock", "lock", "destination"), rows
+    )
 
 
 def _keywords(flow: Flow) -> str:
@@ -117,7 +122,9 @@ def flow_doc(text: str, root: Path | str = ".") -> str:
     if missing:
         raise GeneratedPartMissing(
             f"{FLOW_DOC} has no generated block for: {', '.join(missing)}; add "
-            + " ".join(f"'<!-- begin generated: {n} -->' … '<!-- end generated: {n} -->'" for n in missing)
+            + " ".join(
+                f"'<!-- begin generated: {n} -->' … '<!-- end generated: {n} -->'" for n in missing
+            )
         )
 
     def fill(match: re.Match[str]) -> str:

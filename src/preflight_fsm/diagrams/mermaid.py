@@ -4,7 +4,7 @@ A ``flowchart`` rather than a ``stateDiagram``: GitHub's renderer draws its quot
 ``<br>``, ``<b>``, ``<small>`` and ``<s>``, quoted edge labels take any text (``stateDiagram``
 cuts labels at ``:``), and ``linkStyle`` colours single edges. Text is escaped with Mermaid's
 entity codes (``#quot;``, ``#lt;``, ``#gt;``, ``#amp;``, ``#35;``), never with backslashes.
-Diff marks are signs (``+`` ``−`` ``~``) and ``<s>``, which survive GitHub's HTML sanitiser
+Diff marks are signs (``+``, a minus sign, ``~``) and ``<s>``, which survive GitHub's HTML sanitiser
 where inline colours may not.
 """
 

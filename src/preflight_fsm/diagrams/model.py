@@ -46,7 +46,7 @@ NEED_PRIMARY_FIELD: Final = "NeedPrimaryField"
 NEED_OTHER: Final = "NeedOther"
 
 LOCK_GUARD: Final = "pending_question_answered"
-"""The guard on every ``answer`` edge: the one-field-per-turn lock (C3). Drawn once, not per edge."""
+"""The guard on every ``answer`` edge, the one-field-per-turn lock (C3): drawn once."""
 
 SHORTCUT_GUARD: Final = "intention_names_one_category"
 """The guard of the ``start`` edge: the keyword shortcut (C4)."""
@@ -134,7 +134,7 @@ class Arrow:
 
     @property
     def label(self) -> tuple[str, ...]:
-        """The lines drawn on the edge: its turns in a session path, else its order and condition."""
+        """The lines drawn on the edge: its turns in a path, else its order and condition."""
         if self.taken:
             return tuple(line for taken in self.taken for line in _taken_lines(taken))
         if self.faded:
@@ -216,14 +216,12 @@ def arrows_of(table: tuple[Edge, ...]) -> tuple[Arrow, ...]:
 
 def _is_last_answer_edge(table: tuple[Edge, ...], index: int) -> bool:
     edge = table[index]
-    return not any(
-        e.source == edge.source and e.trigger == "answer" for e in table[index + 1 :]
-    )
+    return not any(e.source == edge.source and e.trigger == "answer" for e in table[index + 1 :])
 
 
 def states_of(arrows: tuple[Arrow, ...]) -> tuple[str, ...]:
     """The states in C1's order, as the machine lists them; any other the table names after."""
-    states = list(ClarificationMachine.states)
+    states: list[str] = list(ClarificationMachine.states)
     for arrow in arrows:
         for state in (arrow.source, arrow.dest):
             if state not in states:
@@ -241,13 +239,13 @@ def asks_of(flow: Flow, state: str) -> tuple[Ask, ...]:
     """What a state asks, from the flow's data, so a custom flow's picture says its own words."""
     other = Text(flow.other_option)
     if state == NEED_CATEGORY:
-        options = tuple(Text(c.name) for c in flow.categories) + (other,)
+        options = (*(Text(c.name) for c in flow.categories), other)
         return (Ask(Text(flow.category_question.text), options),)
     if state == NEED_PRIMARY_FIELD:
         return tuple(
             Ask(
                 Text(c.question.text),
-                tuple(Text(o) for o in c.question.options) + (other,),
+                (*(Text(o) for o in c.question.options), other),
                 who=Text(c.name),
             )
             for c in flow.categories

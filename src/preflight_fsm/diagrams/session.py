@@ -30,6 +30,7 @@ from preflight_fsm.diagrams.model import (
     Ask,
     Graph,
     Node,
+    Role,
     Taken,
     Text,
     flow_graph,
@@ -239,7 +240,7 @@ def _session_node(
 ) -> Node:
     if node.name not in visited:
         return replace(node, asks=(), role="faded")
-    role = "current" if node.name == current else "visited"
+    role: Role = "current" if node.name == current else "visited"
     missing = turn.missing_info
     asks: tuple[Ask, ...] = ()
     lines: list[Text] = []
@@ -250,7 +251,10 @@ def _session_node(
         if question is not None:
             asks = (Ask(Text(question.text), who=Text(category or "")),)
     elif node.name == NEED_OTHER:
-        asks = tuple(Ask(Text(OTHER_TEXT.format(question=_text_of(flow, key)))) for key in walk.other_questions)
+        asks = tuple(
+            Ask(Text(OTHER_TEXT.format(question=_text_of(flow, key))))
+            for key in walk.other_questions
+        )
     if node.terminal and node.name == current:
         if turn.patch is not None:
             lines.append(Text(f"category: {turn.patch.category}"))
