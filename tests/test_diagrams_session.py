@@ -158,7 +158,8 @@ def test_snapshot_json_and_live_machine_draw_the_same_path() -> None:
 def test_mermaid_path_colours_the_taken_edges() -> None:
     """Mermaid styles each taken link and classes the visited states."""
     mmd = to_mermaid(session_graph(example_session()))
-    assert 3 == mmd.count("stroke:#1d4ed8,stroke-width:3px")
+    assert 3 == mmd.count("stroke:#1d4ed8,stroke-width:3px,color:#1d4ed8")  # the taken edges
+    assert "    linkStyle 0 stroke:#1d4ed8,stroke-width:3px\n" in mmd  # the intention's arrow
     assert "class Done current" in mmd
     assert "turn 3<br>db_type__other = CockroachDB" in mmd
 

@@ -233,7 +233,8 @@ def to_dot(graph: Graph) -> str:
     for node in graph.nodes:
         lines.append(f"    {node.name} [{_attrs(_node_attrs(node))}];")
     lines += _same_rank(graph)
-    lines.append(f"    __entry__ -> {graph.initial};")
+    entry = f' [color="{PATH}", penwidth="2.5"]' if graph.kind == "session" else ""
+    lines.append(f"    __entry__ -> {graph.initial}{entry};")
     for arrow in graph.arrows:
         lines.append(f"    {arrow.source} -> {arrow.dest} [{_attrs(_arrow_attrs(arrow))}];")
     lines.append("}")

@@ -128,6 +128,8 @@ def to_mermaid(graph: Graph) -> str:
         lines.append(f"    {node.name}{_shape(node)}")
     lines.append(f"    {ENTRY} --> {graph.initial}")
     styles: list[str] = []
+    if graph.kind == "session":  # every path begins with its intention
+        styles.append(f"    linkStyle 0 stroke:{PATH},stroke-width:3px")
     for index, arrow in enumerate(graph.arrows, start=1):  # link 0 is the entry's
         lines.append(_arrow_line(arrow))
         style = _link_style(arrow)
