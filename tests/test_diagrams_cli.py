@@ -120,8 +120,9 @@ def test_cli_diff_prints_the_change(fmt: str, expected: str) -> None:
         (["--format", "text"], "--format text lists a flow change: pass --diff"),
         (["--snapshot", "x.json", "--diff", str(OLD), str(NEW)], "--snapshot and --diff"),
         (["--diff", str(OLD), str(NEW), "--flow", str(OLD)], "leave out --flow"),
+        (["--store", "s.sqlite3"], "pass --session ID with it"),
     ],
-    ids=["text without diff", "two pictures", "diff with flow"],
+    ids=["text without diff", "two pictures", "diff with flow", "store without session"],
 )
 def test_cli_refuses_options_that_do_not_go_together(args: list[str], message: str) -> None:
     """Contradictory options are a usage error (exit 2) saying what to pass instead."""

@@ -120,6 +120,8 @@ def diagram(
     ]
     if len(chosen) > 1:
         raise _usage(f"{' and '.join(chosen)} draw different pictures: pass one of them")
+    if store is not None and session is None:
+        raise _usage("--store says where --session is stored: pass --session ID with it")
     if diff is not None and flow_file is not None:
         raise _usage("--diff draws its two flow files: leave out --flow")
     fmt_name = fmt.value
