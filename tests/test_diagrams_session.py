@@ -34,6 +34,14 @@ SESSIONS: dict[str, tuple[str, tuple[dict[str, str], ...]]] = {
         ({"change_category": OTHER, "change_category__other": "Billing"},),
     ),
     "declined": ("Add OAuth login", ({"auth_strategy": ""},)),
+    "out of budget": (
+        "Improve the settings page",
+        (
+            {"change_category": OTHER},
+            {"change_category__other": "authentication"},
+            {"auth_strategy": OTHER},
+        ),
+    ),
 }
 
 
@@ -121,6 +129,13 @@ def test_declined_session_shows_the_unresolved_key() -> None:
     assert ["unresolved: auth_strategy"] == [t.text for t in no_patch.lines]
     (into,) = [a for a in graph.arrows if a.dest == "NoPatch" and a.taken]
     assert "turn 1: declined" == into.label[0]
+
+
+def test_out_of_budget_is_said_on_the_edge_into_no_patch() -> None:
+    """ "Other" owing a text with no turn left: the edge into NoPatch says out of budget."""
+    graph = session_graph(run(*SESSIONS["out of budget"]))
+    (into,) = [a for a in graph.arrows if a.dest == "NoPatch" and a.taken]
+    assert ("turn 3: out of budget", "auth_strategy = Other (specify)") == into.label
 
 
 def test_shortcut_is_drawn_at_start_with_its_category() -> None:

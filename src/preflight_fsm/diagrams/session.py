@@ -35,7 +35,7 @@ from preflight_fsm.diagrams.model import (
     Text,
     flow_graph,
 )
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow import OTHER_SUFFIX, ChoiceQuestion
 from preflight_fsm.snapshot import parse_snapshot
 
 __all__ = ["PathSource", "session_graph", "step_answers"]
@@ -109,7 +109,7 @@ def _question_left(state: str, flow: Flow, category: str | None, owed: str | Non
     return None
 
 
-def _field_question(flow: Flow, category: str | None) -> Any:
+def _field_question(flow: Flow, category: str | None) -> ChoiceQuestion | None:
     for candidate in flow.categories:
         if candidate.name == category:
             return candidate.question
