@@ -19,7 +19,7 @@ def _edge_id(edge: Edge) -> str:
 
 def mermaid_edges(mmd: str) -> list[tuple[str, str, str]]:
     """(source, dest, label) of every link line of a Mermaid flowchart."""
-    return re.findall(r'^\s+(\w+) -\.?->(?:\|"(.*)"\|)? (\w+)$', mmd, re.MULTILINE)
+    return re.findall(r'^\s+(\w+) -[-.]*->(?:\|"(.*)"\|)? (\w+)$', mmd, re.MULTILINE)
 
 
 @pytest.mark.parametrize("edge", transition_table(), ids=_edge_id)

@@ -21,7 +21,6 @@ from preflight_fsm.diagrams.dot import (
     GENERATED_NOTE,
     PATH,
     VISITED_FILL,
-    WRAP,
 )
 from preflight_fsm.diagrams.model import Arrow, Ask, Graph, Node, Text
 
@@ -73,10 +72,11 @@ def _shape(node: Node) -> str:
     return f"((({label})))" if node.terminal else f"({label})"
 
 
-def _arrow_line(arrow: Arrow) -> str:
-    link = "-.->" if arrow.trigger == "start" else "-->"
-    if arrow.change == "removed":
-        link = "-.->"
+def _arrow_line(arrow: Arrow, back: bool) -> str:
+    dotted = arrow.trigger == "start" or arrow.change == "removed"
+    # A link back up the flow is drawn one rank longer (`--->`): dagre then routes it apart from
+    # the forward link between the same two states, and their labels no longer overlap.
+    link = ("-..->" if back else "-.->") if dotted else ("--->" if back else "-->")
     label = "<br>".join(_escape(line) for line in arrow.label)
     middle = f'|"{label}"|' if label else ""
     return f"    {arrow.source} {link}{middle} {arrow.dest}"
@@ -96,8 +96,8 @@ def _link_style(arrow: Arrow) -> str | None:
 def _entry(graph: Graph) -> str:
     if not graph.entry:
         return f'    {ENTRY}(("start"))'
-    lines = [part for line in graph.entry for part in textwrap.wrap(line, WRAP)]
-    return f'    {ENTRY}["{"<br>".join(_escape(line) for line in lines)}"]'
+    # Not wrapped here: Mermaid wraps a label to its node width itself.
+    return f'    {ENTRY}["{"<br>".join(_escape(line) for line in graph.entry)}"]'
 
 
 def to_mermaid(graph: Graph) -> str:
@@ -130,8 +130,10 @@ def to_mermaid(graph: Graph) -> str:
     styles: list[str] = []
     if graph.kind == "session":  # every path begins with its intention
         styles.append(f"    linkStyle 0 stroke:{PATH},stroke-width:3px")
+    rank = {node.name: index for index, node in enumerate(graph.nodes)}
     for index, arrow in enumerate(graph.arrows, start=1):  # link 0 is the entry's
-        lines.append(_arrow_line(arrow))
+        back = rank.get(arrow.dest, 0) < rank.get(arrow.source, 0)
+        lines.append(_arrow_line(arrow, back))
         style = _link_style(arrow)
         if style is not None:
             styles.append(f"    linkStyle {index} {style}")
