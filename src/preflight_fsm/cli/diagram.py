@@ -50,6 +50,11 @@ def _usage(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def _diff_side(spec: Path) -> Flow:
+    """One side of ``--diff``: a flow TOML file. (Registered flow versions, C10, resolve here.)"""
+    return load_flow(spec)
+
+
 def _stored_path(session_id: str, store: str | None, flow: Flow | None) -> Graph:
     """The path of a stored session, read without changing it (as ``preflight-fsm show``)."""
     opened = open_store(store)
@@ -132,7 +137,7 @@ def diagram(
     try:
         flow = load_flow(flow_file) if flow_file is not None else None
         if diff is not None:
-            old, new = (load_flow(path) for path in diff)
+            old, new = (_diff_side(side) for side in diff)
             if fmt_name in LIST_FORMATS:
                 changes = flow_diff(old, new)
                 text = changes.to_markdown() if fmt_name == "markdown" else changes.to_text()
