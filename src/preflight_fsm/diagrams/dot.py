@@ -92,12 +92,12 @@ def _option_lines(options: tuple[Text, ...], colour: str) -> list[str]:
     return [" · ".join(_marked(o, colour) for o in line) for line in lines if line]
 
 
-def _ask_rows(ask: Ask, colour: str, with_who: bool) -> list[str]:
-    """Table rows for one question: [category] text, then its options, small and muted."""
+def _ask_row(ask: Ask, colour: str) -> str:
+    """One table row for a question: its category in bold (if any) above its text, then its
+    options, small and muted. Stacked, not side by side, to keep the picture narrow."""
     if ask.change is not None:  # a whole question added or removed: the row in its colour
         colour = CHANGE_COLOURS[ask.change]
     text_colour = None if colour == INK else colour
-    cells = []
     question = "<BR/>".join(
         _marked(Text(part, ask.text.change), text_colour)
         for part in textwrap.wrap(ask.text.text, WRAP) or [""]
@@ -106,29 +106,22 @@ def _ask_rows(ask: Ask, colour: str, with_who: bool) -> list[str]:
     under += [_marked(note, MUTED if colour == INK else colour) for note in ask.notes]
     body = question + "".join(f'<BR ALIGN="LEFT"/>{_small(line)}' for line in under)
     body += '<BR ALIGN="LEFT"/>'
-    if with_who:
-        who = ask.who or Text("")
-        if ask.change is not None:
-            who = Text(who.text, ask.change)
-        cells.append(f'<TD ALIGN="LEFT" VALIGN="TOP"><B>{_marked(who, text_colour)}</B></TD>')
-    cells.append(f'<TD ALIGN="LEFT" BALIGN="LEFT">{body}</TD>')
-    return [f"<TR>{''.join(cells)}</TR>"]
+    if ask.who is not None:
+        who = ask.who if ask.change is None else Text(ask.who.text, ask.change)
+        body = f"<B>{_marked(who, text_colour)}</B>{_LEFT}{body}"
+    return f'<TR><TD ALIGN="LEFT" BALIGN="LEFT">{body}</TD></TR>'
 
 
 def _node_label(node: Node, colour: str) -> str:
     """An HTML-like table: the state's name, then what it asks or what it ended with."""
     text_colour = None if colour == INK else colour
     name = _marked(Text(node.name, node.change), text_colour)
-    with_who = any(ask.who is not None for ask in node.asks)
-    span = ' COLSPAN="2"' if with_who else ""
-    rows = [f'<TR><TD{span} ALIGN="CENTER"><B>{name}</B></TD></TR>']
-    for ask in node.asks:
-        rows += _ask_rows(ask, colour, with_who)
+    rows = [f'<TR><TD ALIGN="CENTER"><B>{name}</B></TD></TR>']
+    rows += [_ask_row(ask, colour) for ask in node.asks]
     for line in node.lines:
         for part in textwrap.wrap(line.text, WRAP) or [""]:
             rows.append(
-                f'<TR><TD{span} ALIGN="LEFT">{_marked(Text(part, line.change), text_colour)}'
-                "</TD></TR>"
+                f'<TR><TD ALIGN="LEFT">{_marked(Text(part, line.change), text_colour)}</TD></TR>'
             )
     table = '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
     return f"<{table}{''.join(rows)}</TABLE>>"
