@@ -35,8 +35,13 @@ __all__ = [
     "Role",
     "Taken",
     "Text",
+    "arrows_of",
+    "asks_of",
     "flow_graph",
+    "flow_legend",
     "ordinal",
+    "states_of",
+    "terminal_states",
 ]
 
 # The state names are C1's contract; the engine's modules that define them are being reorganised,
