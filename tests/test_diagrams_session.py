@@ -123,10 +123,12 @@ def test_patch_and_category_are_shown_where_it_ended() -> None:
 
 
 def test_declined_session_shows_the_unresolved_key() -> None:
-    """NoPatch shows the key left unresolved, and the edge into it says `declined`."""
+    """NoPatch shows the category and the key left unresolved; the edge into it says declined."""
     graph = session_graph(run("Add OAuth login", ({"auth_strategy": ""},)))
     (no_patch,) = [n for n in graph.nodes if n.name == "NoPatch"]
-    assert ["unresolved: auth_strategy"] == [t.text for t in no_patch.lines]
+    assert ["category: Authentication", "unresolved: auth_strategy"] == [
+        t.text for t in no_patch.lines
+    ]
     (into,) = [a for a in graph.arrows if a.dest == "NoPatch" and a.taken]
     assert "turn 1: declined" == into.label[0]
 
@@ -143,6 +145,13 @@ def test_shortcut_is_drawn_at_start_with_its_category() -> None:
     graph = session_graph(ClarificationMachine("Add OAuth login"))
     (start,) = [a for a in graph.arrows if a.taken]
     assert ("at start: keywords name Authentication",) == start.label
+
+
+def test_shortcut_passes_the_category_question_without_asking_it() -> None:
+    """After the keyword shortcut NeedCategory is on the path but shows no question."""
+    graph = session_graph(run("Add OAuth login", ({"auth_strategy": "OAuth"},)))
+    (need_category,) = [n for n in graph.nodes if n.name == "NeedCategory"]
+    assert ("visited", ()) == (need_category.role, need_category.asks)
 
 
 def test_running_session_waits_at_its_state() -> None:

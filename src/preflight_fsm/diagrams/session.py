@@ -204,9 +204,14 @@ def session_graph(source: PathSource, flow: Flow | None = None) -> Graph:
         for a in base.arrows
     )
     visited = [base.initial, *(step.dest for step in snapshot.trace)]
+    # A state asked its question when an answer left it, or when the session waits there; the
+    # keyword shortcut passes NeedCategory without asking it.
+    asked: set[str] = {step.source for step in snapshot.trace if step.trigger == "answer"}
+    if not machine.finished:
+        asked.add(machine.state)
     turn = machine.turn
     nodes = tuple(
-        _session_node(node, visited, machine.state, flow, snapshot.category, walk, turn)
+        _session_node(node, visited, asked, machine.state, flow, snapshot.category, walk, turn)
         for node in base.nodes
     )
     intention = " ".join(machine.intention.split())
@@ -232,6 +237,7 @@ def session_graph(source: PathSource, flow: Flow | None = None) -> Graph:
 def _session_node(
     node: Node,
     visited: list[str],
+    asked: set[str],
     current: str,
     flow: Flow,
     category: str | None,
@@ -244,7 +250,9 @@ def _session_node(
     missing = turn.missing_info
     asks: tuple[Ask, ...] = ()
     lines: list[Text] = []
-    if node.name == NEED_CATEGORY:
+    if node.name not in asked:
+        pass
+    elif node.name == NEED_CATEGORY:
         asks = (Ask(Text(flow.category_question.text)),)
     elif node.name == NEED_PRIMARY_FIELD:
         question = _field_question(flow, category)
@@ -259,8 +267,11 @@ def _session_node(
         if turn.patch is not None:
             lines.append(Text(f"category: {turn.patch.category}"))
             lines += [Text(f"{name}: {value}") for name, value in turn.patch.fields]
-        elif missing:
-            lines.append(Text("unresolved: " + ", ".join(missing)))
+        else:
+            if category is not None:  # NoPatch keeps the category it knew (C7)
+                lines.append(Text(f"category: {category}"))
+            if missing:
+                lines.append(Text("unresolved: " + ", ".join(missing)))
     elif node.name == current and missing:
         lines.append(Text("waiting for: " + ", ".join(missing)))
     return replace(node, asks=asks, lines=tuple(lines), role=role)
