@@ -28,7 +28,8 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks tools
 	$(BIN)/ruff format src tests benchmarks tools
 
-# Rewrites diagrams/clarification.{dot,mmd,svg} and docs/flow.md from the machine (SVG needs Graphviz's dot).
+# Rewrites diagrams/ (the flow, an example session path, an example diff) and the generated parts
+# of docs/flow.md from the transition table (the SVGs need Graphviz's dot).
 diagrams: $(STAMP)
 	$(BIN)/python -m preflight_fsm.diagrams
 

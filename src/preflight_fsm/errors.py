@@ -11,12 +11,14 @@ Every error derives from one base, and each is named after its condition::
      │    ├── SnapshotVersionError           unknown schema_version
      │    ├── SnapshotFlowMismatch           the snapshot's flow is not registered (C10)
      │    └── InvalidSeal                    unsealed or wrongly sealed, under a seal key (C11)
-     └── SessionStoreError                   a stored session (store/) could not be used
-          ├── SessionNotFound (LookupError)  no stored session has that id
-          ├── SessionExpired                 too long without a step; it was removed
-          ├── SessionConflict                a write lost the compare-and-set on the version
-          ├── CorruptSession                 the stored row is unreadable or was tampered with
-          └── StoreUnavailable               the store cannot be opened or reached
+     ├── SessionStoreError                   a stored session (store/) could not be used
+     │    ├── SessionNotFound (LookupError)  no stored session has that id
+     │    ├── SessionExpired                 too long without a step; it was removed
+     │    ├── SessionConflict                a write lost the compare-and-set on the version
+     │    ├── CorruptSession                 the stored row is unreadable or was tampered with
+     │    └── StoreUnavailable               the store cannot be opened or reached
+     ├── GraphvizMissing                     `dot` (for SVG and PNG diagrams) is not on PATH
+     └── GraphvizFailed                      `dot` refused a diagram; has what it reported
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from typing import Any
 
 __all__ = [
     "CorruptSession",
+    "GraphvizFailed",
+    "GraphvizMissing",
     "InvalidAnswers",
     "InvalidFlow",
     "InvalidIntention",
@@ -164,6 +168,14 @@ class CorruptSession(SessionStoreError):
 
 class StoreUnavailable(SessionStoreError):
     """The session store cannot be opened or reached (a bad path or URL, a server down)."""
+
+
+class GraphvizMissing(PreflightFsmError):
+    """Graphviz's ``dot`` program, needed for SVG and PNG diagrams, is not on PATH."""
+
+
+class GraphvizFailed(PreflightFsmError):
+    """Graphviz's ``dot`` program refused a diagram; the message carries what it reported."""
 
 
 def _rebuild(

@@ -1,4 +1,4 @@
-"""`preflight-fsm diagram`: draw a flow, or one session's path through it."""
+"""`preflight-fsm diagram`: draw the flow, one session's path through it, or a flow change."""
 
 from __future__ import annotations
 
@@ -10,18 +10,34 @@ from typing import Annotated, cast
 import typer
 
 from preflight_fsm.cli import app
-from preflight_fsm.diagrams import BINARY_FORMATS, Format, flow_graph, render, session_graph
+from preflight_fsm.diagrams import (
+    BINARY_FORMATS,
+    Format,
+    Graph,
+    diff_graph,
+    flow_diff,
+    flow_graph,
+    render,
+    session_graph,
+)
 from preflight_fsm.errors import PreflightFsmError
-from preflight_fsm.flow import default_flow, load_flow
+from preflight_fsm.flow import Flow, default_flow, load_flow
+from preflight_fsm.store import Sessions, open_store
 
 
 class DiagramFormat(StrEnum):
-    """The formats ``diagram`` writes; svg and png need Graphviz's ``dot``."""
+    """The formats ``diagram`` writes; svg and png need Graphviz's ``dot``; text and markdown
+    are the list of a ``--diff``."""
 
     dot = "dot"
     svg = "svg"
     png = "png"
     mmd = "mmd"
+    text = "text"
+    markdown = "markdown"
+
+
+LIST_FORMATS = frozenset({"text", "markdown"})
 
 
 def _fail(message: str) -> typer.Exit:
@@ -29,12 +45,35 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=1)
 
 
+def _usage(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def _diff_side(spec: Path) -> Flow:
+    """One side of ``--diff``: a flow TOML file. (Registered flow versions, C10, resolve here.)"""
+    return load_flow(spec)
+
+
+def _stored_path(session_id: str, store: str | None, flow: Flow | None) -> Graph:
+    """The path of a stored session, read without changing it (as ``preflight-fsm show``)."""
+    opened = open_store(store)
+    try:
+        machine, _record = Sessions(opened, flow=flow).load(session_id)
+    finally:
+        opened.close()
+    return session_graph(machine)
+
+
 @app.command()
 def diagram(
     fmt: Annotated[
         DiagramFormat,
         typer.Option(
-            "--format", "-f", help="dot or mmd (Mermaid) text; svg or png through Graphviz's `dot`."
+            "--format",
+            "-f",
+            help="dot or mmd (Mermaid) text; svg or png through Graphviz's `dot`; "
+            "text or markdown: the list of a --diff.",
         ),
     ] = DiagramFormat.dot,
     out: Annotated[
@@ -47,6 +86,20 @@ def diagram(
         Path | None,
         typer.Option("--flow", help="A flow TOML file; its own diagram is drawn.", dir_okay=False),
     ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", metavar="SESSION_ID", help="Draw a stored session's path."),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL_OR_PATH",
+            help="Where --session is stored (as in `preflight-fsm show`): a SQLite path or a "
+            "redis:// URL. Default: $PREFLIGHT_FSM_STORE, else .preflight-fsm/sessions.sqlite3.",
+            show_default=False,
+        ),
+    ] = None,
     snapshot: Annotated[
         Path | None,
         typer.Option(
@@ -55,22 +108,54 @@ def diagram(
             dir_okay=False,
         ),
     ] = None,
+    diff: Annotated[
+        tuple[Path, Path] | None,
+        typer.Option(
+            "--diff",
+            metavar="OLD.toml NEW.toml",
+            help="Draw what changes from one flow file to the other (text or markdown: the list).",
+        ),
+    ] = None,
 ) -> None:
-    """Write the flow's diagram, generated from its machine (or one session's path on it)."""
+    """Write a diagram generated from the engine's table: the flow, a session's path, or a diff."""
+    chosen = [
+        name
+        for name, value in (("--session", session), ("--snapshot", snapshot), ("--diff", diff))
+        if value is not None
+    ]
+    if len(chosen) > 1:
+        raise _usage(f"{' and '.join(chosen)} draw different pictures: pass one of them")
+    if store is not None and session is None:
+        raise _usage("--store says where --session is stored: pass --session ID with it")
+    if diff is not None and flow_file is not None:
+        raise _usage("--diff draws its two flow files: leave out --flow")
     fmt_name = fmt.value
+    if fmt_name in LIST_FORMATS and diff is None:
+        raise _usage(f"--format {fmt_name} lists a flow change: pass --diff OLD.toml NEW.toml")
     if out is None and fmt_name in BINARY_FORMATS:
         raise _fail(f"{fmt_name} is binary: pass --out FILE.{fmt_name}")
     try:
-        flow = load_flow(flow_file) if flow_file is not None else default_flow()
-        if snapshot is None:
-            graph = flow_graph(flow)
+        flow = load_flow(flow_file) if flow_file is not None else None
+        if diff is not None:
+            old, new = (_diff_side(side) for side in diff)
+            if fmt_name in LIST_FORMATS:
+                changes = flow_diff(old, new)
+                text = changes.to_markdown() if fmt_name == "markdown" else changes.to_text()
+                content = text.encode()
+            else:
+                content = render(diff_graph(old, new), cast(Format, fmt_name))
         else:
-            try:
-                data = snapshot.read_bytes()
-            except OSError as exc:
-                raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
-            graph = session_graph(data, flow)
-        content = render(graph, cast(Format, fmt_name))
+            if session is not None:
+                graph = _stored_path(session, store, flow)
+            elif snapshot is not None:
+                try:
+                    data = snapshot.read_bytes()
+                except OSError as exc:
+                    raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
+                graph = session_graph(data, flow or default_flow())
+            else:
+                graph = flow_graph(flow)
+            content = render(graph, cast(Format, fmt_name))
     except PreflightFsmError as exc:
         raise _fail(str(exc)) from None
     if out is None:

@@ -1,0 +1,164 @@
+"""`preflight-fsm diagram` (cli/diagram.py): the flow, a stored or saved session, a flow diff."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import preflight_fsm.cli.diagram  # registers the command on `app`
+from preflight_fsm.cli import app
+from preflight_fsm.diagrams import flow_graph, render, session_graph, to_dot
+from preflight_fsm.diagrams.generate import example_session
+
+ROOT = Path(__file__).resolve().parents[1]
+OLD, NEW = ROOT / "diagrams/examples/default.toml", ROOT / "diagrams/examples/next.toml"
+HAS_DOT = shutil.which("dot") is not None
+runner = CliRunner()
+
+assert preflight_fsm.cli.diagram.diagram is not None  # imported for its side effect
+
+
+def _assert_clean_failure(result: Any, code: int, message: str) -> None:
+    assert code == result.exit_code
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "" == result.stdout
+
+
+def test_cli_prints_the_committed_flow() -> None:
+    """`preflight-fsm diagram` prints the committed DOT; --format mmd the committed Mermaid."""
+    result = runner.invoke(app, ["diagram"])
+    assert 0 == result.exit_code, result.output
+    assert (ROOT / "diagrams/clarification.dot").read_text(encoding="utf-8") == result.stdout
+    result = runner.invoke(app, ["diagram", "--format", "mmd"])
+    assert (ROOT / "diagrams/clarification.mmd").read_text(encoding="utf-8") == result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mmd", "svg", "png"], ids=str)
+def test_cli_writes_each_format_to_out(fmt: str, tmp_path: Path) -> None:
+    """--out PATH receives the diagram in the format asked for."""
+    if fmt in {"svg", "png"} and not HAS_DOT:
+        pytest.skip("Graphviz's `dot` is not on PATH (apt-get install graphviz)")
+    out = tmp_path / f"flow.{fmt}"
+    result = runner.invoke(app, ["diagram", "--format", fmt, "--out", str(out)])
+    assert 0 == result.exit_code, result.output
+    assert render(flow_graph(), fmt) == out.read_bytes()  # type: ignore[arg-type]
+
+
+def test_cli_draws_a_session_from_a_snapshot_file(tmp_path: Path) -> None:
+    """--snapshot FILE draws that session's path: the same DOT as from the live machine."""
+    machine = example_session()
+    snapshot = tmp_path / "session.json"
+    snapshot.write_text(machine.snapshot().model_dump_json(), encoding="utf-8")
+    result = runner.invoke(app, ["diagram", "--snapshot", str(snapshot)])
+    assert 0 == result.exit_code, result.output
+    assert "db_type__other = CockroachDB" in result.stdout
+    assert "a session, not the generated flow" in result.stdout
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    program = str(Path(sys.executable).with_name("preflight-fsm"))
+    return subprocess.run(
+        [program, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+def test_cli_draws_a_stored_session_by_its_id(tmp_path: Path) -> None:
+    """--session ID --store PATH draws a session stepped by `preflight-fsm answer`, unchanged."""
+    store = str(tmp_path / "sessions.sqlite3")
+    started = _cli(
+        "start", "Keep user sessions somewhere faster", "--store", store, "--json", cwd=tmp_path
+    )
+    assert 0 == started.returncode, started.stderr
+    session_id = json.loads(started.stdout)["session_id"]
+    for answer in (
+        "change_category=Database",
+        "db_type=Other (specify)",
+        "db_type__other=CockroachDB",
+    ):
+        stepped = _cli("answer", session_id, answer, "--store", store, cwd=tmp_path)
+        assert 0 == stepped.returncode, stepped.stderr
+    drawn = _cli("diagram", "--session", session_id, "--store", store, cwd=tmp_path)
+    assert 0 == drawn.returncode, drawn.stderr
+    assert to_dot(session_graph(example_session())) == drawn.stdout
+
+
+def test_cli_refuses_an_unknown_session(tmp_path: Path) -> None:
+    """--session with an id the store lacks exits 1 with the store's message."""
+    result = runner.invoke(
+        app, ["diagram", "--session", "nope", "--store", str(tmp_path / "s.sqlite3")]
+    )
+    _assert_clean_failure(result, 1, "no session has the id 'nope'")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        ("text", '+ option "Passkeys" of auth_strategy (Authentication)\n'),
+        ("markdown", "- **added** option `Passkeys` of auth_strategy (Authentication)\n"),
+        ("dot", ">+Passkeys<"),
+    ],
+    ids=str,
+)
+def test_cli_diff_prints_the_change(fmt: str, expected: str) -> None:
+    """--diff OLD NEW prints the list (text, markdown) or the marked picture (dot)."""
+    result = runner.invoke(app, ["diagram", "--diff", str(OLD), str(NEW), "--format", fmt])
+    assert 0 == result.exit_code, result.output
+    assert expected in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "text"], "--format text lists a flow change: pass --diff"),
+        (["--snapshot", "x.json", "--diff", str(OLD), str(NEW)], "--snapshot and --diff"),
+        (["--diff", str(OLD), str(NEW), "--flow", str(OLD)], "leave out --flow"),
+        (["--store", "s.sqlite3"], "pass --session ID with it"),
+    ],
+    ids=["text without diff", "two pictures", "diff with flow", "store without session"],
+)
+def test_cli_refuses_options_that_do_not_go_together(args: list[str], message: str) -> None:
+    """Contradictory options are a usage error (exit 2) saying what to pass instead."""
+    _assert_clean_failure(runner.invoke(app, ["diagram", *args]), 2, message)
+
+
+def test_cli_refuses_a_broken_flow_file_in_a_diff(tmp_path: Path) -> None:
+    """A diff side with unknown keys exits 1 with InvalidFlow's message."""
+    broken = tmp_path / "broken.toml"
+    broken.write_text("colour = 'blue'\n", encoding="utf-8")
+    result = runner.invoke(app, ["diagram", "--diff", str(OLD), str(broken)])
+    _assert_clean_failure(result, 1, "unknown keys: colour")
+
+
+def test_cli_refuses_an_invalid_snapshot(tmp_path: Path) -> None:
+    """An invalid snapshot exits 1 with InvalidSnapshot's message on stderr, no traceback."""
+    snapshot = tmp_path / "session.json"
+    snapshot.write_text('{"intention": "x"}', encoding="utf-8")
+    result = runner.invoke(app, ["diagram", "--snapshot", str(snapshot)])
+    _assert_clean_failure(result, 1, "error: invalid snapshot: asked_questions")
+
+
+def test_cli_refuses_an_unreadable_snapshot(tmp_path: Path) -> None:
+    """A snapshot file that cannot be read exits 1 naming it."""
+    missing = tmp_path / "nope.json"
+    result = runner.invoke(app, ["diagram", "--snapshot", str(missing)])
+    _assert_clean_failure(result, 1, f"cannot read snapshot {missing}")
+
+
+def test_cli_refuses_png_to_stdout() -> None:
+    """png without --out exits 1: binary data is not written to the terminal."""
+    _assert_clean_failure(runner.invoke(app, ["diagram", "--format", "png"]), 1, "pass --out")
+
+
+def test_cli_says_which_package_provides_dot(monkeypatch: pytest.MonkeyPatch) -> None:
+    """svg without Graphviz exits 1 naming the graphviz package, with no traceback."""
+    monkeypatch.setattr(shutil, "which", lambda _: None)
+    result = runner.invoke(app, ["diagram", "--format", "svg"])
+    _assert_clean_failure(result, 1, "apt-get install graphviz")
