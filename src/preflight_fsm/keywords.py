@@ -1,9 +1,9 @@
 """Word-based keyword matching (C4): words, never substrings.
 
 The text is NFKC-casefolded (C5) and split on every non-alphanumeric character. A keyword
-matches a word equal to it or to it plus "s"; a keyword of several words matches those words in a row, the last
-one optionally plus "s". So "author" matches nothing, "components" matches "component" and
-"front-end" matches "front end".
+matches a word equal to it or to it plus "s"; a keyword of several words matches those words in
+a row, the last one optionally plus "s". So "author" matches nothing, "components" matches
+"component" and "front-end" matches "front end".
 """
 
 from __future__ import annotations
