@@ -131,7 +131,7 @@ def _describe_code_point(name: str) -> str:
     cp = int(name[2:], 16)
     char = chr(cp)
     if 0xD800 <= cp <= 0xDFFF:
-        return f"{name} lone surrogate (undecodable input)"
+        return f"{name} lone surrogate from undecodable input"
     if 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE:
         return f"{name} noncharacter"
     category = unicodedata.category(char)
