@@ -161,7 +161,7 @@ def test_describe_refused_names_the_characters_and_what_to_send() -> None:
     ("name", "shown"),
     [
         ("U+0000", "U+0000 control"),
-        ("U+D800", "U+D800 undecodable byte"),
+        ("U+D800", "U+D800 lone surrogate from undecodable input"),
         ("U+E000", "U+E000 private use"),
         ("U+FDD0", "U+FDD0 noncharacter"),
         ("U+0378", "U+0378 unassigned"),

@@ -131,7 +131,7 @@ def _describe_code_point(name: str) -> str:
     cp = int(name[2:], 16)
     char = chr(cp)
     if 0xD800 <= cp <= 0xDFFF:
-        return f"{name} undecodable byte"
+        return f"{name} lone surrogate from undecodable input"
     if 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE:
         return f"{name} noncharacter"
     category = unicodedata.category(char)
@@ -350,10 +350,15 @@ def lookalike(text: str, options: Iterable[str] = ()) -> Lookalike | None:
         return None
     choices = _prepared(options if isinstance(options, tuple) else tuple(options))
     if _NOT_LATIN.search(text) is not None and not _highly_restrictive(text):
-        for word in _WORD.findall(text):
-            if not word.isascii() and not _highly_restrictive(word):
-                resembled = _resembled((text, word), choices)
-                return Lookalike(word, _script_names(word), True, resembled)
+        # Words lie within white-space-separated tokens: a token that passes has no word that
+        # fails, so only failing tokens are split into words (most pass, in mixed-language text).
+        for token in text.split():
+            if token.isascii() or _highly_restrictive(token):
+                continue
+            for word in _WORD.findall(token):
+                if not word.isascii() and not _highly_restrictive(word):
+                    resembled = _resembled((text, word), choices)
+                    return Lookalike(word, _script_names(word), True, resembled)
     if not choices.by_skeleton:
         return None
     key = match_key(text)
