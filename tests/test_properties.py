@@ -281,3 +281,41 @@ def test_no_edit_restores_into_what_its_inputs_do_not_produce(
     if data.get("state") is not None:
         edited = SessionSnapshot.model_validate({**data, "digest": None})
         assert [getattr(mine, f) for f in fields] == [getattr(edited, f) for f in fields]
+
+
+unicode_text = st.text(
+    alphabet=st.characters(codec=None, exclude_categories=()), min_size=1, max_size=24
+)
+unicode_answers = st.dictionaries(
+    st.sampled_from(KNOWN_IDS),
+    st.one_of(unicode_text, st.sampled_from(OPTIONS), unicode_text.map(lambda t: "OAuth" + t)),
+    max_size=4,
+)
+
+
+@given(st.one_of(intentions, unicode_text), st.lists(unicode_answers, max_size=4))
+def test_nothing_invisible_or_undecodable_reaches_a_patch_trace_or_snapshot(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C5: no patch, trace or snapshot ever holds a surrogate, a Cf character (bar ZWJ in emoji),
+    a private-use or unassigned code point; every accepted step snapshots and restores."""
+    from preflight_fsm.text import refused
+
+    machine = advanced(intention, [])
+    if machine is None:
+        return
+    for answers in steps:
+        key = pending_key(machine)
+        if key is not None and key not in answers:
+            answers = {**answers, key: OPTIONS[len(answers) % len(OPTIONS)]}
+        try:
+            turn = machine.step(answers)
+        except (InvalidAnswers, SessionFinished):
+            continue
+        text = machine.snapshot().model_dump_json()  # encodes: no lone surrogate
+        assert () == refused(json.loads(text)["intention"])
+        for value in machine.answers.values():
+            assert () == refused(value)
+        for _, value in turn.patch.fields if turn.patch else ():
+            assert () == refused(value)
+        assert machine.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()

@@ -65,6 +65,9 @@ class AnswerRules:
             self.choice_options[qid] = table
             self.option_names[qid] = (*options, self.other)
         self.companion_of = {f"{qid}{OTHER_SUFFIX}": qid for qid in choices}
+        for companion, base in self.companion_of.items():
+            # A text for "Other (specify)" that only looks like one of the options is refused.
+            self.option_names[companion] = self.option_names[base]
         self.free_text = frozenset(
             [flow.other_category.description_id]
             + [s.id for c in flow.categories for s in c.secondary]
@@ -146,7 +149,7 @@ class AnswerRules:
                 f"the intention is {len(text)} characters long; the limit is {limit}: "
                 "send a shorter summary of the change"
             )
-        deceptive = _text.lookalike(text)
+        deceptive = _text.lookalike(text, self.option_names[self.category_qid])
         if deceptive is not None:
             raise InvalidIntention(f"the intention {deceptive.problem}")
         return text

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from preflight_fsm.errors import InvalidFlow
+from preflight_fsm.text import match_key
 
 __all__ = [
     "DEFAULT_FLOW_FILE",
@@ -132,16 +133,16 @@ class Flow(_Frozen):
                 offending.append(qid)
 
         names = [c.name for c in self.categories] + [self.other_category.name]
-        lowered = [n.casefold() for n in names]
-        clashing = sorted({n for n in names if lowered.count(n.casefold()) > 1})
+        lowered = [match_key(n) for n in names]
+        clashing = sorted({n for n in names if lowered.count(match_key(n)) > 1})
         if clashing:
             problems.append("category names are not unique: " + ", ".join(clashing))
             offending += clashing
 
-        other = self.other_option.casefold()
+        other = match_key(self.other_option)
         for category in self.categories:
-            options = [o.casefold() for o in category.question.options]
-            bad = sorted({o for o in category.question.options if options.count(o.casefold()) > 1})
+            options = [match_key(o) for o in category.question.options]
+            bad = sorted({o for o in category.question.options if options.count(match_key(o)) > 1})
             if bad:
                 problems.append(f"{category.question.id}: options are not unique: {', '.join(bad)}")
                 offending.append(category.question.id)
