@@ -96,7 +96,8 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result: CallToolResult = await client.call_tool(tool, arguments)
     data = result.structured_content
     assert data is not None, result
-    assert [data] == [json.loads(block.text) for block in result.content]  # type: ignore[union-attr]
+    texts = [json.loads(block.text) for block in result.content]  # type: ignore[union-attr]
+    assert [data] == texts
     assert (data["status"] == "error") == bool(result.is_error)
     return data
 
@@ -123,8 +124,16 @@ def http_server(store: str, cwd: Path, name: str = "http") -> Iterator[HttpServe
         stderr = cwd / f"{name}-{port}.stderr"
         with stderr.open("wb") as errors:
             process = subprocess.Popen(
-                [PREFLIGHT_FSM, "mcp", "--transport", "http", "--port", str(port)]
-                + ["--store", store],
+                [
+                    PREFLIGHT_FSM,
+                    "mcp",
+                    "--transport",
+                    "http",
+                    "--port",
+                    str(port),
+                    "--store",
+                    store,
+                ],
                 cwd=cwd,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,

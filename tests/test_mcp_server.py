@@ -18,8 +18,6 @@ from typing import Any, TextIO
 import anyio
 import pytest
 from mcp import Client
-
-from preflight_fsm.mcp import DIAGRAM_URI
 from tests.mcp_servers import (
     PREFLIGHT_FSM,
     HttpServer,
@@ -30,6 +28,8 @@ from tests.mcp_servers import (
     redis_missing,
     throwaway_redis,
 )
+
+from preflight_fsm.mcp import DIAGRAM_URI
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
 
@@ -193,7 +193,10 @@ def test_refused_answers_carry_the_engine_feedback_and_change_nothing(http: Http
 
     refused, after = run(lambda: connect_http(http.url), body)
     error = refused["error"]
-    assert ("invalid_answers", ["colour"]) == (error["code"], error["feedback"]["issues"]["unknown"])
+    assert ("invalid_answers", ["colour"]) == (
+        error["code"],
+        error["feedback"]["issues"]["unknown"],
+    )
     assert "auth_strategy" == error["feedback"]["issues"]["missing"][0]["field"]
     assert error["recovery_hint"]
     assert (1, "NeedPrimaryField") == (after["version"], after["state"])
@@ -203,7 +206,9 @@ def test_a_finished_session_refuses_more_answers(http: HttpServer) -> None:
     async def body(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
         first = await call(client, "require_clarification", user_intention="Add OAuth login")
         sid = first["session_id"]
-        await call(client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"})
+        await call(
+            client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
+        )
         again = await call(
             client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
         )
@@ -211,7 +216,10 @@ def test_a_finished_session_refuses_more_answers(http: HttpServer) -> None:
         return again, shown
 
     again, shown = run(lambda: connect_http(http.url), body)
-    assert ("session_finished", again["session_id"]) == (again["error"]["code"], shown["session_id"])
+    assert ("session_finished", again["session_id"]) == (
+        again["error"]["code"],
+        shown["session_id"],
+    )
     assert "completed" == shown["status"]
 
 
@@ -247,7 +255,11 @@ BAD_INPUT = [
     ("session id a list", {"session_id": ["a"]}, "invalid_arguments"),
     ("unknown session", {"session_id": "no-such-session"}, "session_not_found"),
     ("malformed session id", {"session_id": "../../etc/passwd"}, "session_not_found"),
-    ("answers a list", {"user_intention": "Add OAuth login", "answers": ["OAuth"]}, "invalid_arguments"),
+    (
+        "answers a list",
+        {"user_intention": "Add OAuth login", "answers": ["OAuth"]},
+        "invalid_arguments",
+    ),
     ("answers a number", {"user_intention": "Add OAuth login", "answers": 3}, "invalid_arguments"),
     (
         "answers a nested object",
@@ -271,11 +283,17 @@ BAD_INPUT = [
     ),
     ("turn a string", {"user_intention": "Add OAuth login", "turn": "two"}, "invalid_arguments"),
     ("turn zero", {"user_intention": "Add OAuth login", "turn": 0}, "invalid_arguments"),
-    ("context a list", {"user_intention": "Add login", "optional_context": [1]}, "invalid_arguments"),
+    (
+        "context a list",
+        {"user_intention": "Add login", "optional_context": [1]},
+        "invalid_arguments",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("arguments", "code"), [c[1:] for c in BAD_INPUT], ids=[c[0] for c in BAD_INPUT])
+@pytest.mark.parametrize(
+    ("arguments", "code"), [c[1:] for c in BAD_INPUT], ids=[c[0] for c in BAD_INPUT]
+)
 def test_bad_input_gets_an_error_result(
     http: HttpServer, arguments: dict[str, Any], code: str
 ) -> None:
@@ -284,7 +302,8 @@ def test_bad_input_gets_an_error_result(
 
     result = run(lambda: connect_http(http.url), body)
     assert code == result["error"]["code"], result
-    assert result["error"]["message"] and result["error"]["recovery_hint"]
+    assert result["error"]["message"]
+    assert result["error"]["recovery_hint"]
 
 
 def _post(url: str, body: str, session: str | None) -> tuple[dict[str, Any] | None, str | None]:
@@ -378,7 +397,9 @@ def test_get_session_shows_the_status_answers_and_trace(connect: Connect) -> Non
     async def body(client: Client) -> dict[str, Any]:
         first = await call(client, "require_clarification", user_intention="Add OAuth login")
         sid = first["session_id"]
-        await call(client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"})
+        await call(
+            client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
+        )
         return await call(client, "get_session", session_id=sid)
 
     view = run(connect, body)
@@ -388,9 +409,10 @@ def test_get_session_shows_the_status_answers_and_trace(connect: Connect) -> Non
         view["version"],
         view["answers"],
     )
-    assert [("start", "NeedCategory", "NeedPrimaryField"), ("answer", "NeedPrimaryField", "Done")] == [
-        (t["trigger"], t["source"], t["dest"]) for t in view["trace"]
-    ]
+    assert [
+        ("start", "NeedCategory", "NeedPrimaryField"),
+        ("answer", "NeedPrimaryField", "Done"),
+    ] == [(t["trigger"], t["source"], t["dest"]) for t in view["trace"]]
 
 
 def test_the_flow_diagram_is_a_mermaid_resource(connect: Connect) -> None:
@@ -401,7 +423,8 @@ def test_the_flow_diagram_is_a_mermaid_resource(connect: Connect) -> None:
 
     uris, text = run(connect, body)
     assert [DIAGRAM_URI] == uris
-    assert "stateDiagram-v2" in text and "NeedOther" in text
+    assert "stateDiagram-v2" in text
+    assert "NeedOther" in text
 
 
 def test_both_tools_publish_input_and_output_schemas(connect: Connect) -> None:
@@ -413,7 +436,8 @@ def test_both_tools_publish_input_and_output_schemas(connect: Connect) -> None:
     schema = tools["require_clarification"].input_schema["properties"]
     assert {"user_intention", "session_id", "answers", "optional_context", "turn"} == set(schema)
     output = tools["require_clarification"].output_schema
-    assert output is not None and "object" == output["type"]
+    assert output is not None
+    assert "object" == output["type"]
 
 
 # -- the CLI's store -----------------------------------------------------------------------------
@@ -428,7 +452,9 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: 
         params = StdioServerParameters(command=PREFLIGHT_FSM, args=["mcp"], cwd=str(tmp_path))
         with anyio.fail_after(60):
             async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
-                first = await call(client, "require_clarification", user_intention="Add OAuth login")
+                first = await call(
+                    client, "require_clarification", user_intention="Add OAuth login"
+                )
                 return str(first["session_id"])
 
     session_id = anyio.run(main)
@@ -454,7 +480,10 @@ def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
             first = await call(client, "require_clarification", user_intention="Deploy the API")
             sid = str(first["session_id"])
             await call(
-                client, "require_clarification", session_id=sid, answers={"change_category": "Infra"}
+                client,
+                "require_clarification",
+                session_id=sid,
+                answers={"change_category": "Infra"},
             )
             return sid
 
@@ -551,10 +580,16 @@ def test_two_http_servers_on_one_redis_serve_the_same_sessions(tmp_path: Path) -
     async def finish(url: str, sid: str) -> list[dict[str, Any]]:
         async with connect_http(url) as client:
             second = await call(
-                client, "require_clarification", session_id=sid, answers={"change_category": "Infra"}
+                client,
+                "require_clarification",
+                session_id=sid,
+                answers={"change_category": "Infra"},
             )
             done = await call(
-                client, "require_clarification", session_id=sid, answers={"infra_hosting": "Serverless"}
+                client,
+                "require_clarification",
+                session_id=sid,
+                answers={"infra_hosting": "Serverless"},
             )
             return [second, done]
 

@@ -8,6 +8,7 @@ prints a session an agent started.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -99,9 +100,7 @@ def mcp_command(
     try:
         sessions = Sessions(opened, flow=loaded)
         server = build(sessions) if build is not None else build_server(sessions)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             serve(server, chosen, host, port)
-        except KeyboardInterrupt:
-            pass
     finally:
         opened.close()

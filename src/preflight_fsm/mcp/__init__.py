@@ -1,4 +1,4 @@
-"""preflight-fsm as an MCP server: the clarification service AI coding agents call (``docs/mcp.md``).
+"""preflight-fsm as an MCP server: the clarification service AI agents call (``docs/mcp.md``).
 
 Needs the ``mcp`` extra (the official SDK, 2.x). :func:`build_server` makes the server over a
 :class:`~preflight_fsm.store.Sessions`; :func:`serve` runs it over stdio or streamable HTTP.

@@ -34,7 +34,8 @@ def form_model(questions: tuple[Question, ...]) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for question in questions:
         if question.options:
-            choice = Literal[question.options]  # type: ignore[valid-type]
+            # An enum of the options: Literal over a runtime tuple (pydantic renders it as enum).
+            choice: Any = Literal.__getitem__(question.options)
             fields[question.id] = (choice, Field(title=question.question))
         elif question.optional:
             fields[question.id] = (

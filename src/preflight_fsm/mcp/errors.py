@@ -84,9 +84,7 @@ def failed(
 
 def failure_of(error: PreflightFsmError, session_id: str | None = None) -> Failed:
     """The error result for an engine or store error; InvalidAnswers carries its feedback."""
-    code: ErrorCode = next(
-        (c for kind, c in _CODES if isinstance(error, kind)), "internal_error"
-    )
+    code: ErrorCode = next((c for kind, c in _CODES if isinstance(error, kind)), "internal_error")
     feedback = error.feedback if isinstance(error, InvalidAnswers) else None
     known = getattr(error, "session_id", None) or session_id
     if code == "session_not_found":

@@ -102,7 +102,7 @@ class Completed(_Result):
 
 
 class Stopped(_Result):
-    """The session ended without a decision (``NoPatch``): the user declined, or the budget ran out."""
+    """The session ended without a decision (``NoPatch``): declined, or out of turns."""
 
     status: Literal["stopped"] = "stopped"
     session_id: str

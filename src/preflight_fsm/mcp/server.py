@@ -48,9 +48,7 @@ def flow_mermaid(flow: Flow) -> str:
     return to_mermaid(flow_graph(flow))
 
 
-def build_server(
-    sessions: Sessions, *, request_state_keys: Sequence[bytes] = ()
-) -> MCPServer[Any]:
+def build_server(sessions: Sessions, *, request_state_keys: Sequence[bytes] = ()) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
     ``request_state_keys`` (each at least 32 bytes; the first seals, any opens) let
@@ -120,7 +118,10 @@ async def _refused_state_as_result(
 
 
 def serve(
-    server: MCPServer[Any], transport: Transport = "stdio", host: str = "127.0.0.1", port: int = 8000
+    server: MCPServer[Any],
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
 ) -> None:
     """Run ``server`` until its input ends (stdio) or it is stopped (HTTP, at ``/mcp``)."""
     if transport == "stdio":

@@ -243,9 +243,9 @@ class ClarificationTools:
             result = failed("internal_error", f"the call failed: {type(exc).__name__}")
         return result if isinstance(result, InputRequiredResult) else tool_result(result)
 
-    async def get_session(self, session_id: SessionId = None) -> Annotated[
-        CallToolResult, SessionOutcome
-    ]:
+    async def get_session(
+        self, session_id: SessionId = None
+    ) -> Annotated[CallToolResult, SessionOutcome]:
         """Where a session stands, with its trace (see GET_SESSION)."""
         if not isinstance(session_id, str):
             return tool_result(
@@ -422,9 +422,7 @@ class ClarificationTools:
         if problem is None:
             try:
                 position = await self._blocking(
-                    partial(
-                        self._step, position.session_id, answers, version=position.version
-                    )
+                    partial(self._step, position.session_id, answers, version=position.version)
                 )
             except _MovedOn as moved:
                 return self._conflict(moved.position)
@@ -470,9 +468,7 @@ class ClarificationTools:
             if problem is None:
                 try:
                     position = await self._blocking(
-                        partial(
-                            self._step, position.session_id, answers, version=position.version
-                        )
+                        partial(self._step, position.session_id, answers, version=position.version)
                     )
                     retries = 0
                     continue
