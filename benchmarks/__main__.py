@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated groups to run: engine, memory, threads, stores, cli, mcp (default: all)",
+        help="comma-separated groups: engine, memory, threads, stores, cli, mcp (default: all)",
     )
     parser.add_argument("--json", type=Path, default=None, help="where to write the JSON record")
     parser.add_argument(

@@ -206,7 +206,8 @@ def _skipped(why: str) -> list[Figure]:
     figures = []
     for scenario in SCENARIOS:
         for name in ("ours.p50", "ours.p99", "preflights.p50", "preflights.p99", "p50_ratio"):
-            figures.append(Figure(f"mcp.{scenario.name}.{name}", None, "ms", note=f"skipped: {why}"))
+            figure = Figure(f"mcp.{scenario.name}.{name}", None, "ms", note=f"skipped: {why}")
+            figures.append(figure)
     return figures
 
 
