@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
+from preflight_fsm import Flow, load_flow
 from preflight_fsm.cli import app
 from preflight_fsm.cli.sessions import (
     ExpireOption,
@@ -22,9 +22,7 @@ from preflight_fsm.cli.sessions import (
     StoreOption,
     _reported,
 )
-from preflight_fsm.flow import Flow, load_flow
-from preflight_fsm.store import Sessions, open_store
-from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
+from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
 PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights_mcp"
 
@@ -95,7 +93,7 @@ def mcp_command(
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
     build = _preflights_builder() if preflights else None
     with _reported(as_json=False):
-        loaded: Flow | None = load_flow(Path(flow)) if flow is not None else None
+        loaded: Flow | None = load_flow(flow) if flow is not None else None
         opened = open_store(store, expire_after=expire_after)
     try:
         sessions = Sessions(opened, flow=loaded)

@@ -20,7 +20,7 @@ from mcp.server.elicitation import render_elicitation_schema
 from mcp_types import ElicitRequest, ElicitRequestFormParams
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from preflight_fsm.turn import Question
+from preflight_fsm import Question
 
 __all__ = ["ANSWER_KEY", "answers_from", "form_message", "form_model", "input_request"]
 

@@ -16,9 +16,8 @@ from typing import Annotated, Any, Literal
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from preflight_fsm.snapshot import TraceStep
+from preflight_fsm import Question, TraceStep, Turn
 from preflight_fsm.store import SessionState
-from preflight_fsm.turn import Question, Turn
 
 __all__ = [
     "ClarificationOutcome",

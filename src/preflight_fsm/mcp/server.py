@@ -15,8 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
-from preflight_fsm import __version__
-from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.errors import failed
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result

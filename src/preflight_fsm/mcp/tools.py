@@ -21,8 +21,7 @@ from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import WithJsonSchema
 
-from preflight_fsm.errors import InvalidAnswers, PreflightFsmError
-from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm import ClarificationMachine, InvalidAnswers, PreflightFsmError, Question
 from preflight_fsm.mcp.elicitation import (
     ANSWER_KEY,
     answers_from,
@@ -42,7 +41,6 @@ from preflight_fsm.mcp.results import (
     tool_result,
 )
 from preflight_fsm.store import Sessions, SessionState
-from preflight_fsm.turn import Question
 
 __all__ = ["MAX_FORM_RETRIES", "ClarificationTools"]
 
