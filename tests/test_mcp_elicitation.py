@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from tests.mcp_servers import call, connect_stdio
+from tests.mcp_servers import call, connect_http, connect_stdio, http_server
 
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.elicitation import answers_from, form_model, input_request
@@ -295,3 +295,18 @@ def test_form_content_outside_the_options_is_reported_for_the_re_ask() -> None:
     assert {} == answers
     assert problem is not None
     assert problem.startswith("auth_strategy:")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_forms_work_over_http_too(tmp_path: Path, mode: str) -> None:
+    forms = Forms([{"change_category": "Infra"}, {"infra_hosting": "Serverless"}])
+
+    async def main(url: str) -> dict[str, Any]:
+        with anyio.fail_after(60):
+            async with connect_http(url, mode=mode, elicitation=forms) as client:
+                return await call(client, "require_clarification", user_intention="Deploy the API")
+
+    with http_server(str(tmp_path / "sessions.sqlite3"), tmp_path) as server:
+        done = anyio.run(main, server.url)
+    assert [{"name": "Hosting", "value": "Serverless"}] == done["patch"]["fields"]
+    assert "Traceback" not in server.stderr.read_text()
