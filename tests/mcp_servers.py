@@ -117,7 +117,7 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(store: str, cwd: Path, name: str = "http") -> Iterator[HttpServer]:
+def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Iterator[HttpServer]:
     """Run an HTTP server on a free loopback port for the block; stop it afterwards."""
     for _attempt in range(5):  # another process may take the free port first
         port = free_port()
@@ -133,6 +133,7 @@ def http_server(store: str, cwd: Path, name: str = "http") -> Iterator[HttpServe
                     str(port),
                     "--store",
                     store,
+                    *extra,
                 ],
                 cwd=cwd,
                 stdout=subprocess.DEVNULL,

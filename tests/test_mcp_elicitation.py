@@ -310,3 +310,42 @@ def test_forms_work_over_http_too(tmp_path: Path, mode: str) -> None:
         done = anyio.run(main, server.url)
     assert [{"name": "Hosting", "value": "Serverless"}] == done["patch"]["fields"]
     assert "Traceback" not in server.stderr.read_text()
+
+
+@pytest.mark.parametrize(
+    ("keys_b", "expected"),
+    [((b"k" * 32,), "completed"), ((), "invalid_request_state")],
+    ids=["shared keys", "own keys"],
+)
+def test_a_round_continues_on_another_server_only_with_shared_keys(
+    keys_b: tuple[bytes, ...], expected: str
+) -> None:
+    """Two servers on one store: the round minted by one is opened by the other if keys match."""
+    from preflight_fsm.mcp import build_server
+    from preflight_fsm.store import MemoryStore, Sessions
+
+    sessions = Sessions(MemoryStore())
+    one = build_server(sessions, request_state_keys=[b"k" * 32])
+    two = build_server(sessions, request_state_keys=keys_b)
+
+    async def main() -> Any:
+        async with Client(one, elicitation_callback=Forms([])) as a:
+            first = await a.session.call_tool(
+                "require_clarification",
+                {"user_intention": "Add OAuth login"},
+                allow_input_required=True,
+            )
+        assert isinstance(first, types.InputRequiredResult)
+        async with Client(two, elicitation_callback=Forms([])) as b:
+            return await b.session.call_tool(
+                "require_clarification",
+                {"user_intention": "Add OAuth login"},
+                input_responses=_accept({"auth_strategy": "OAuth"}),
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+
+    result = anyio.run(main)
+    assert isinstance(result, types.CallToolResult)
+    data = result.structured_content or {}
+    assert expected == (data["status"] if data["status"] != "error" else data["error"]["code"])

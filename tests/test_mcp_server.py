@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -605,3 +606,66 @@ def test_two_http_servers_on_one_redis_serve_the_same_sessions(tmp_path: Path) -
         done["status"],
         done["patch"]["fields"],
     )
+
+
+# -- the store's own conditions ------------------------------------------------------------------
+
+
+def test_a_session_past_its_expiry_gets_session_expired(tmp_path: Path) -> None:
+    async def main(url: str) -> dict[str, Any]:
+        async with connect_http(url) as client:
+            first = await call(client, "require_clarification", user_intention="Add OAuth login")
+            await anyio.sleep(0.6)  # past --expire-after 0.5
+            return await call(client, "get_session", session_id=first["session_id"])
+
+    store = str(tmp_path / "sessions.sqlite3")
+    with http_server(store, tmp_path, "expiry", "--expire-after", "0.5") as server:
+        expired = anyio.run(main, server.url)
+    assert "session_expired" == expired["error"]["code"]
+
+
+def test_a_tampered_stored_session_gets_corrupt_session(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = tmp_path / "sessions.sqlite3"
+
+    async def start(url: str) -> str:
+        async with connect_http(url) as client:
+            first = await call(client, "require_clarification", user_intention="Add OAuth login")
+            return str(first["session_id"])
+
+    async def answer(url: str, sid: str) -> dict[str, Any]:
+        async with connect_http(url) as client:
+            return await call(
+                client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
+            )
+
+    with http_server(str(store), tmp_path) as server:
+        session_id = anyio.run(start, server.url)
+        with sqlite3.connect(store) as db:
+            db.execute(
+                "UPDATE sessions SET snapshot = replace(snapshot, 'Add OAuth', 'Add SAML') "
+                "WHERE id = ?",
+                (session_id,),
+            )
+        refused = anyio.run(answer, server.url, session_id)
+    assert ("corrupt_session", session_id) == (refused["error"]["code"], refused["session_id"])
+
+
+@pytest.mark.skipif(redis_missing() is not None, reason=str(redis_missing()))
+def test_a_store_that_went_away_gets_store_unavailable(tmp_path: Path) -> None:
+    async def call_once(url: str, **arguments: Any) -> dict[str, Any]:
+        async with connect_http(url) as client:
+            return await call(client, "require_clarification", **arguments)
+
+    redis = throwaway_redis(tmp_path)
+    redis_url = redis.__enter__()
+    try:
+        with http_server(redis_url, tmp_path, "redis") as server:
+            first = anyio.run(partial(call_once, server.url, user_intention="Add OAuth login"))
+            redis.__exit__(None, None, None)  # the redis-server stops
+            down = anyio.run(partial(call_once, server.url, session_id=first["session_id"]))
+            assert "Traceback" not in server.stderr.read_text()
+    finally:
+        redis.__exit__(None, None, None)
+    assert "store_unavailable" == down["error"]["code"]
