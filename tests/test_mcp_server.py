@@ -669,3 +669,26 @@ def test_a_store_that_went_away_gets_store_unavailable(tmp_path: Path) -> None:
     finally:
         redis.__exit__(None, None, None)
     assert "store_unavailable" == down["error"]["code"]
+
+
+def test_a_request_over_the_http_body_limit_is_refused_and_the_server_serves_on(
+    http: HttpServer,
+) -> None:
+    """Over 4 MiB the SDK's HTTP transport answers 413 before any tool runs; nothing breaks."""
+    from mcp.shared.exceptions import MCPError
+
+    async def huge(client: Client) -> None:
+        with pytest.raises(MCPError):
+            await client.call_tool(
+                "require_clarification",
+                {
+                    "user_intention": "Add OAuth login",
+                    "answers": {"auth_strategy": "x" * 5_000_000},
+                },
+            )
+
+    async def after(client: Client) -> dict[str, Any]:
+        return await call(client, "require_clarification", user_intention="Add OAuth login")
+
+    run(lambda: connect_http(http.url), huge)
+    assert "needs_clarification" == run(lambda: connect_http(http.url), after)["status"]
