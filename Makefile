@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Preflights 1.1.4's own MCP server crashes on the 2.x SDK: the MCP benchmark runs it from an
+# environment of its own, pinned to the SDK release of its lock file.
+PF_MCP_VENV := .venv-preflights-mcp
+PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
 .PHONY: run test check format diagrams bench bench-smoke fuzz clean
@@ -12,6 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+$(PF_MCP_STAMP):
+	test -x $(PF_MCP_VENV)/bin/python || $(PYTHON) -m venv $(PF_MCP_VENV)
+	$(PF_MCP_VENV)/bin/python -m pip install --quiet 'preflights==1.1.4' 'mcp==1.25.0'
+	touch $(PF_MCP_STAMP)
 
 run: $(STAMP)
 	@$(BIN)/preflight-fsm chat "$(INTENTION)"
@@ -33,10 +42,11 @@ format: $(STAMP)
 diagrams: $(STAMP)
 	$(BIN)/python -m preflight_fsm.diagrams
 
-# Every figure of docs/performance.md, side by side with Preflights 1.1.4's mock, in one process
+# Every figure of docs/performance.md, side by side with Preflights 1.1.4's mock (and its MCP
+# server, from $(PF_MCP_VENV)), in one process
 # (minutes: 1,000,000 sessions for the RSS figure; BENCH_ARGS="--sessions 100000" for less).
 # Writes benchmarks/results.json and the figures block of docs/performance.md.
-bench: $(STAMP)
+bench: $(STAMP) $(PF_MCP_STAMP)
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 # The same figures on tiny counts: checks what each one measures, not its speed (also a test).
@@ -51,4 +61,4 @@ fuzz: $(STAMP)
 		--hypothesis-show-statistics tests/test_properties.py tests/test_text.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PF_MCP_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

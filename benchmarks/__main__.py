@@ -19,6 +19,7 @@ from pathlib import Path
 
 from benchmarks.cli import cli_figures
 from benchmarks.engine import engine_figures
+from benchmarks.mcp import mcp_figures
 from benchmarks.memory import memory_figures
 from benchmarks.report import Figure, machine_info, table, write_docs, write_json
 from benchmarks.stores import store_figures
@@ -36,6 +37,7 @@ FULL = {
     "store_sessions": 1_000,
     "processes": max(2, os.cpu_count() or 2),
     "cli_rounds": 7,
+    "mcp_sessions": 200,
 }
 SMOKE = {
     "inner": 20,
@@ -47,6 +49,7 @@ SMOKE = {
     "store_sessions": 20,
     "processes": 2,
     "cli_rounds": 1,
+    "mcp_sessions": 2,
 }
 
 
@@ -61,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated groups to run: engine, memory, threads, stores, cli (default: all)",
+        help="comma-separated groups: engine, memory, threads, stores, cli, mcp (default: all)",
     )
     parser.add_argument("--json", type=Path, default=None, help="where to write the JSON record")
     parser.add_argument(
@@ -93,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("stores", lambda: store_figures(s["store_sessions"], s["processes"])),
         ("cli", lambda: cli_figures(s["cli_rounds"])),
+        ("mcp", lambda: mcp_figures(s["mcp_sessions"], smoke=args.smoke)),
     ]
     if args.only:
         wanted = set(args.only.split(","))

@@ -36,6 +36,11 @@ FIGURES = (
     "cli.start_answer",
     "cli.pf_help",
     "cli.ratio",
+    *(
+        f"mcp.{scenario}.{figure}"
+        for scenario in ("shortcut", "two_phase", "other")
+        for figure in ("ours.p50", "ours.p99", "preflights.p50", "preflights.p99", "p50_ratio")
+    ),
 )
 
 

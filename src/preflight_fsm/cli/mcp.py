@@ -1,0 +1,104 @@
+"""``preflight-fsm mcp``: serve the clarification sessions to AI coding agents (``docs/mcp.md``).
+
+Stdio by default (what ``claude mcp add`` and Cursor's ``mcp.json`` start); ``--transport http``
+serves streamable HTTP at ``/mcp``. The sessions are the same stored sessions the other commands
+use: the store is opened by the same function, with the same default, so ``preflight-fsm show``
+prints a session an agent started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Annotated, Any, Literal
+
+import typer
+
+from preflight_fsm import Flow, load_flow
+from preflight_fsm.cli import app
+from preflight_fsm.cli.sessions import (
+    ExpireOption,
+    FlowOption,
+    StoreOption,
+    _reported,
+)
+from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
+
+PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights_mcp"
+
+
+def _missing_sdk() -> str | None:
+    try:
+        importlib.import_module("mcp.server.mcpserver")
+    except ImportError:
+        return "the MCP SDK is not installed: pip install 'preflight-fsm[mcp]'"
+    return None
+
+
+def _preflights_builder() -> Any:
+    """The builder of Preflights' own tool shapes, imported only when asked for."""
+    try:
+        module = importlib.import_module(PREFLIGHTS_BUILDER)
+    except ImportError as exc:
+        raise typer.BadParameter(
+            f"--preflights needs {PREFLIGHTS_BUILDER}, which is not available ({exc})",
+            param_hint="--preflights",
+        ) from None
+    builder = getattr(module, "build_preflights_server", None)
+    if builder is None:
+        raise typer.BadParameter(
+            f"{PREFLIGHTS_BUILDER} has no build_preflights_server", param_hint="--preflights"
+        )
+    return builder
+
+
+@app.command("mcp")
+def mcp_command(
+    transport: Annotated[
+        str,
+        typer.Option(
+            "--transport",
+            metavar="stdio|http",
+            help="stdio (for agents that start the server) or http (streamable HTTP at /mcp).",
+        ),
+    ] = "stdio",
+    host: Annotated[
+        str, typer.Option("--host", help="HTTP: the address to listen on.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to listen on.")
+    ] = 8000,
+    store: StoreOption = None,
+    flow: FlowOption = None,
+    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
+    preflights: Annotated[
+        bool,
+        typer.Option(
+            "--preflights",
+            help="Serve Preflights' own tool shapes (preflight_fsm.integrations.preflights_mcp).",
+        ),
+    ] = False,
+) -> None:
+    """Serve the clarification tools over MCP (stdio by default)."""
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter(
+            f"{transport!r} is not a transport: use stdio or http", param_hint="--transport"
+        )
+    why = _missing_sdk()
+    if why is not None:
+        typer.echo(f"preflight-fsm: {why}", err=True)
+        raise typer.Exit(2)
+    from preflight_fsm.mcp import build_server, serve
+
+    chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+    build = _preflights_builder() if preflights else None
+    with _reported(as_json=False):
+        loaded: Flow | None = load_flow(flow) if flow is not None else None
+        opened = open_store(store, expire_after=expire_after)
+    try:
+        sessions = Sessions(opened, flow=loaded)
+        server = build(sessions) if build is not None else build_server(sessions)
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, chosen, host, port)
+    finally:
+        opened.close()

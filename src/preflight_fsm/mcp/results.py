@@ -1,0 +1,261 @@
+"""What the MCP tools return: one model per ``status``, and the JSON both forms carry.
+
+``require_clarification`` answers with exactly one of :class:`NeedsClarification`,
+:class:`Completed`, :class:`Stopped` or :class:`Failed`, told apart by ``status`` (the tool's
+output schema is their union); ``get_session`` answers with a :class:`SessionView` or a
+:class:`Failed`. Field names follow Preflights' own MCP results where it has one
+(``session_id``, ``questions``, ``error.code``, ``error.recovery_hint``), and a question carries
+every field of the contract's :class:`~preflight_fsm.Question`, the ``__other`` companion included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from preflight_fsm import Question, TraceStep, Turn
+from preflight_fsm.store import SessionState
+
+__all__ = [
+    "ClarificationOutcome",
+    "Completed",
+    "ErrorCode",
+    "ErrorDetail",
+    "Failed",
+    "NeedsClarification",
+    "PatchField",
+    "PatchOut",
+    "SessionOutcome",
+    "SessionView",
+    "Stopped",
+    "TraceOut",
+    "outcome_of",
+    "session_view",
+    "tool_result",
+]
+
+Hint = Literal["task", "adr", "unsure"]
+
+ErrorCode = Literal[
+    "invalid_arguments",
+    "undecodable_text",
+    "invalid_intention",
+    "invalid_answers",
+    "session_not_found",
+    "session_expired",
+    "session_finished",
+    "session_conflict",
+    "corrupt_session",
+    "store_unavailable",
+    "invalid_request_state",
+    "internal_error",
+]
+"""One code per condition; ``docs/mcp.md`` lists what each means and what to send next."""
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PatchField(_Result):
+    """One field of the decision: ``{"name": "Strategy", "value": "OAuth"}``."""
+
+    name: str
+    value: str
+
+
+class PatchOut(_Result):
+    """The decision a completed session extracted (C6)."""
+
+    category: str
+    fields: list[PatchField]
+
+
+class NeedsClarification(_Result):
+    """The session waits for answers: ask ``questions``, then call again with ``answers``."""
+
+    status: Literal["needs_clarification"] = "needs_clarification"
+    session_id: str
+    questions: list[Question] = Field(
+        description="This turn's questions: the field question and, for a choice, its optional "
+        "`<id>__other` companion (send it when the answer is 'Other (specify)')."
+    )
+    missing_info: list[str]
+    progress: float
+    decision_hint: Hint
+    turn: int = Field(description="The question turn being asked (1-3); send it back as `turn`.")
+
+
+class Completed(_Result):
+    """The session ended with a decision (``Done``)."""
+
+    status: Literal["completed"] = "completed"
+    session_id: str
+    patch: PatchOut
+    decision_hint: Hint
+    progress: float
+    turn: int
+
+
+class Stopped(_Result):
+    """The session ended without a decision (``NoPatch``): declined, or out of turns."""
+
+    status: Literal["stopped"] = "stopped"
+    session_id: str
+    missing_info: list[str]
+    progress: float
+    decision_hint: Hint
+    turn: int
+
+
+class ErrorDetail(_Result):
+    """What went wrong, and what to send next; the session is unchanged by any error."""
+
+    code: ErrorCode
+    message: str
+    recovery_hint: str
+    feedback: dict[str, Any] | None = Field(
+        default=None,
+        description="For invalid_answers: the engine's structured feedback (C5): result, "
+        "issues {invalid, missing, unknown}, issue_count, action.",
+    )
+
+
+class Failed(_Result):
+    """The call was refused; ``session_id`` is set when the error concerns a known session."""
+
+    status: Literal["error"] = "error"
+    error: ErrorDetail
+    session_id: str | None = None
+
+
+class TraceOut(_Result):
+    """One transition a session took: during which step (0 = start), from where, to where, why."""
+
+    turn: int
+    trigger: Literal["start", "answer"]
+    source: str
+    dest: str
+    guards: list[str]
+
+
+class SessionView(_Result):
+    """Where a stored session stands, with every transition it took (``get_session``)."""
+
+    status: Literal["needs_clarification", "completed", "stopped"]
+    session_id: str
+    state: Literal["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]
+    version: int = Field(description="The stored version: it grows by one with every step.")
+    intention: str
+    answers: dict[str, str]
+    turn: int
+    progress: float
+    decision_hint: Hint
+    missing_info: list[str]
+    questions: list[Question]
+    patch: PatchOut | None = None
+    trace: list[TraceOut]
+    updated_at: float
+    expires_at: float
+
+
+_OBJECT = ConfigDict(json_schema_extra={"type": "object"})
+
+
+class ClarificationOutcome(RootModel[Any]):
+    """The output schema of ``require_clarification``: one of four shapes, by ``status``."""
+
+    model_config = _OBJECT
+    root: Annotated[
+        NeedsClarification | Completed | Stopped | Failed, Field(discriminator="status")
+    ]
+
+
+class SessionOutcome(RootModel[Any]):
+    """The output schema of ``get_session``: the session's view, or an error."""
+
+    model_config = _OBJECT
+    root: SessionView | Failed
+
+
+def _patch(turn: Turn) -> PatchOut | None:
+    if turn.patch is None:
+        return None
+    fields = [PatchField(name=name, value=value) for name, value in turn.patch.fields]
+    return PatchOut(category=turn.patch.category, fields=fields)
+
+
+def outcome_of(session_id: str, turn: Turn) -> NeedsClarification | Completed | Stopped:
+    """The ``require_clarification`` result for a session at ``turn``."""
+    if turn.state == "Done":
+        patch = _patch(turn)
+        assert patch is not None  # Done always carries its patch (C6)
+        return Completed(
+            session_id=session_id,
+            patch=patch,
+            decision_hint=turn.decision_hint,
+            progress=turn.progress,
+            turn=turn.number,
+        )
+    if turn.state == "NoPatch":
+        return Stopped(
+            session_id=session_id,
+            missing_info=list(turn.missing_info),
+            progress=turn.progress,
+            decision_hint=turn.decision_hint,
+            turn=turn.number,
+        )
+    return NeedsClarification(
+        session_id=session_id,
+        questions=list(turn.questions),
+        missing_info=list(turn.missing_info),
+        progress=turn.progress,
+        decision_hint=turn.decision_hint,
+        turn=turn.number,
+    )
+
+
+def session_view(state: SessionState, trace: tuple[TraceStep, ...]) -> SessionView:
+    """``get_session``'s answer for a stored session."""
+    turn = state.turn
+    status = outcome_of(state.id, turn).status
+    return SessionView(
+        status=status,
+        session_id=state.id,
+        state=turn.state,
+        version=state.version,
+        intention=state.intention,
+        answers=dict(state.answers),
+        turn=turn.number,
+        progress=turn.progress,
+        decision_hint=turn.decision_hint,
+        missing_info=list(turn.missing_info),
+        questions=list(turn.questions),
+        patch=_patch(turn),
+        trace=[
+            TraceOut(
+                turn=t.turn, trigger=t.trigger, source=t.source, dest=t.dest, guards=list(t.guards)
+            )
+            for t in trace
+        ],
+        updated_at=state.updated_at,
+        expires_at=state.expires_at,
+    )
+
+
+def tool_result(result: _Result) -> CallToolResult:
+    """The result as structured content and, for clients without it, the same JSON as text.
+
+    ``None`` fields are left out, so each status shows only its own fields; an error result is
+    also flagged ``isError`` so clients show it as a failed call.
+    """
+    data = result.model_dump(mode="json", exclude_none=True)
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=data,
+        is_error=isinstance(result, Failed),
+    )

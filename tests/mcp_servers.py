@@ -1,0 +1,165 @@
+"""Test helpers: `preflight-fsm mcp` as a real subprocess, reached with the SDK's own client.
+
+Over stdio the client starts the server itself (as Claude Code does); over HTTP the server runs
+on a free loopback port until the block ends. Servers' standard error goes to a file, so tests
+can check that nothing (a traceback) was printed there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ElicitationFnT
+from mcp.client.stdio import stdio_client
+from mcp_types import CallToolResult
+
+# The throw-away redis-server lives in the package today and moves under tests/ (another
+# branch); this is the one import of it in the MCP tests.
+from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
+
+__all__ = [
+    "PREFLIGHT_FSM",
+    "HttpServer",
+    "call",
+    "connect_http",
+    "connect_stdio",
+    "free_port",
+    "http_server",
+    "redis_missing",
+    "stdio_parameters",
+    "throwaway_redis",
+]
+
+PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
+START_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stdio_parameters(store: str, cwd: Path, *extra: str) -> StdioServerParameters:
+    """How an agent starts the server over stdio, on ``store``."""
+    return StdioServerParameters(
+        command=PREFLIGHT_FSM, args=["mcp", "--store", store, *extra], cwd=str(cwd)
+    )
+
+
+@asynccontextmanager
+async def connect_stdio(
+    store: str,
+    cwd: Path,
+    errlog: TextIO,
+    *,
+    mode: str = "auto",
+    elicitation: ElicitationFnT | None = None,
+) -> AsyncIterator[Client]:
+    """A client connected to a fresh stdio server (``mode``: "auto" = 2026-07-28, "legacy")."""
+    transport = stdio_client(stdio_parameters(store, cwd), errlog=errlog)
+    async with Client(
+        transport,  # type: ignore[arg-type]  # an async context manager of streams is a Transport
+        mode=mode,
+        elicitation_callback=elicitation,
+        read_timeout_seconds=30,
+    ) as client:
+        yield client
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, *, mode: str = "auto", elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[Client]:
+    """A client connected to a running HTTP server at ``url``."""
+    async with Client(
+        url, mode=mode, elicitation_callback=elicitation, read_timeout_seconds=30
+    ) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call ``tool``; its structured result, checked to equal the JSON of its text content."""
+    result: CallToolResult = await client.call_tool(tool, arguments)
+    data = result.structured_content
+    assert data is not None, result
+    texts = [json.loads(block.text) for block in result.content]  # type: ignore[union-attr]
+    assert [data] == texts
+    assert (data["status"] == "error") == bool(result.is_error)
+    return data
+
+
+@dataclass
+class HttpServer:
+    """A running `preflight-fsm mcp --transport http`."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    stderr: Path
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Iterator[HttpServer]:
+    """Run an HTTP server on a free loopback port for the block; stop it afterwards."""
+    for _attempt in range(5):  # another process may take the free port first
+        port = free_port()
+        stderr = cwd / f"{name}-{port}.stderr"
+        with stderr.open("wb") as errors:
+            process = subprocess.Popen(
+                [
+                    PREFLIGHT_FSM,
+                    "mcp",
+                    "--transport",
+                    "http",
+                    "--port",
+                    str(port),
+                    "--store",
+                    store,
+                    *extra,
+                ],
+                cwd=cwd,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        deadline = time.monotonic() + START_TIMEOUT
+        while process.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            process.kill()
+            process.wait(timeout=10)
+            continue
+        try:
+            yield HttpServer(f"http://127.0.0.1:{port}/mcp", process, stderr)
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=10)
+        return
+    raise RuntimeError("the HTTP server did not start on a free loopback port in 5 tries")

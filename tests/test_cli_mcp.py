@@ -1,0 +1,49 @@
+"""`preflight-fsm mcp`'s options: bad ones are usage errors, a bad store exits 8."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.mcp_servers import PREFLIGHT_FSM
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PREFLIGHT_FSM, "mcp", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input="",
+        timeout=60,
+        check=False,
+    )
+
+
+def test_an_unknown_transport_is_a_usage_error(tmp_path: Path) -> None:
+    done = _run("--transport", "carrier-pigeon", cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "Traceback" not in done.stderr
+    assert "stdio or http" in done.stderr
+
+
+def test_a_store_that_cannot_be_opened_exits_8(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    done = _run("--store", str(tmp_path / "file" / "sessions.sqlite3"), cwd=tmp_path)
+    assert 8 == done.returncode
+    assert "Traceback" not in done.stderr
+
+
+def test_stdio_ends_cleanly_when_its_input_ends(tmp_path: Path) -> None:
+    done = _run(cwd=tmp_path)
+    assert (0, "") == (done.returncode, done.stderr)
+
+
+def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("preflight_fsm.integrations.preflights_mcp") is not None:
+        return  # the builder is merged: `--preflights` serves it (its own tests cover that)
+    done = _run("--preflights", cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "preflight_fsm.integrations.preflights_mcp" in done.stderr
