@@ -424,7 +424,7 @@ def test_the_flow_diagram_is_a_mermaid_resource(connect: Connect) -> None:
 
     uris, text = run(connect, body)
     assert [DIAGRAM_URI] == uris
-    assert "stateDiagram-v2" in text
+    assert "flowchart TD" in text
     assert "NeedOther" in text
 
 
