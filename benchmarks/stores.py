@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.report import Figure
-from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
+from tests.redis_server import redis_missing, throwaway_redis
 
 __all__ = ["store_figures"]
 

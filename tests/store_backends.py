@@ -16,7 +16,7 @@ import pytest
 
 from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
-from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
+from redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 DURABLE_BACKENDS = ("sqlite", "redis")

@@ -1,4 +1,4 @@
-"""A throw-away ``redis-server`` on loopback, for tests, benchmarks and trying the Redis store.
+"""A throw-away ``redis-server`` on loopback, for tests and benchmarks (a test helper, not shipped).
 
 It listens on a free port of 127.0.0.1, keeps nothing on disk, and stops when the block ends::
 
