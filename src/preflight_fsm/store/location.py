@@ -92,9 +92,10 @@ def open_store(
             )
     elif _SCHEME.match(where):
         scheme = where.partition(":")[0]
+        hint = "" if "//" in where else f" (for a file whose name has a colon, write ./{where})"
         raise StoreUnavailable(
             f"unknown store scheme {scheme + ':'!r} in {shown_location(where)!r}: a store is "
-            f"{ACCEPTED_LOCATIONS} (for a file whose name has a colon, write ./{where})"
+            f"{ACCEPTED_LOCATIONS}{hint}"
         )
     from preflight_fsm.store.sqlite import SqliteStore
 

@@ -123,7 +123,7 @@ class Sessions:
             expire_after=expire_after,
             flow=machine.flow.fingerprint,
         )
-        return self._state(record, machine)
+        return self.state_of(record, machine)
 
     def answer(self, session_id: str, answers: Mapping[str, Any]) -> SessionState:
         """Step the stored session once and write it back if nobody else did first.
@@ -134,12 +134,12 @@ class Sessions:
         """
         machine, record = self.load(session_id)
         machine.step(answers)
-        return self._state(self.save(session_id, machine, record.version), machine)
+        return self.state_of(self.save(session_id, machine, record.version), machine)
 
     def show(self, session_id: str) -> SessionState:
         """Where the session stands. Raises SessionNotFound, SessionExpired, CorruptSession."""
         machine, record = self.load(session_id)
-        return self._state(record, machine)
+        return self.state_of(record, machine)
 
     def list(self) -> list[SessionState | CorruptSession]:
         """Every live session, sorted by id; a corrupt one as its CorruptSession, not raised.
@@ -204,7 +204,8 @@ class Sessions:
         except RecursionError:
             raise CorruptSession(record.id, "its snapshot is nested too deeply") from None
 
-    def _state(self, record: StoredSession, machine: ClarificationMachine) -> SessionState:
+    def state_of(self, record: StoredSession, machine: ClarificationMachine) -> SessionState:
+        """The SessionState of ``record`` restored as ``machine``."""
         return SessionState(
             id=record.id,
             version=record.version,
