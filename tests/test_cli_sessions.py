@@ -27,7 +27,7 @@ from preflight_fsm.cli.sessions import (
     EXIT_STORE_UNAVAILABLE,
     EXIT_UNKNOWN_SESSION,
     EXIT_USAGE,
-    parse_answers,
+    parse_pairs,
 )
 from preflight_fsm.store import Sessions, SqliteStore
 from store_backends import flush, free_port, running_redis
@@ -162,9 +162,9 @@ def test_start_prints_the_id_the_question_and_how_to_answer(cwd: Path) -> None:
     lines = done.stdout.splitlines()
     assert f"session  {session_id}" == lines[0]
     assert "Which authentication approach?  [auth_strategy]" in lines
-    assert "  - Magic Link" in lines
+    assert "  3. Magic Link" in lines
     assert any("auth_strategy__other=TEXT" in line for line in lines)
-    assert f"answer:  preflight-fsm answer {session_id} auth_strategy=OAuth" == lines[-1]
+    assert f"answer:  preflight-fsm answer {session_id} auth_strategy=1" == lines[-1]
 
 
 def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
@@ -178,12 +178,14 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
 
 
 def test_list_prints_a_table(cwd: Path) -> None:
-    """list prints one row per session with its version, state, turn and intention."""
-    assert "no sessions\n" == _invoke("list").stdout
+    """list prints one row per session with its state, turn, age and intention."""
+    assert _invoke("list").stdout.startswith("no sessions in .preflight-fsm/sessions.sqlite3")
     session_id = _ok("start", "Add OAuth login")["session_id"]
     lines = _invoke("list").stdout.splitlines()
-    assert ["SESSION", "VERSION", "STATE", "TURN", "INTENTION"] == lines[0].split()
-    assert [session_id, "1", "NeedPrimaryField", "1", "Add", "OAuth", "login"] == lines[1].split()
+    assert ["SESSION", "STATE", "TURN", "CHANGED", "INTENTION"] == lines[0].split()
+    row = lines[1].split()
+    assert [session_id, "NeedPrimaryField", "1"] == row[:3]
+    assert ["ago", "Add", "OAuth", "login"] == row[4:]
 
 
 def test_delete_prints_what_it_deleted(cwd: Path) -> None:
@@ -210,17 +212,18 @@ def test_answers_come_as_json_or_from_stdin(cwd: Path) -> None:
 @pytest.mark.parametrize(
     ("pairs", "expected"),
     [
-        (["auth_strategy=OAuth"], {"auth_strategy": "OAuth"}),
-        (["a=x=y"], {"a": "x=y"}),
-        (["a="], {"a": ""}),
-        ([" a =OAuth"], {"a": "OAuth"}),
-        (["a=1", "a=2", "a=3"], {"a": ["1", "2", "3"]}),
+        (["auth_strategy=OAuth"], [("auth_strategy", "OAuth")]),
+        (["a=x=y"], [("a", "x=y")]),
+        (["a="], [("a", "")]),
+        ([" a =OAuth"], [("a", "OAuth")]),
     ],
-    ids=["one", "equals-in-value", "blank-value", "padded-key", "repeated-key"],
+    ids=["one", "equals-in-value", "blank-value", "padded-key"],
 )
-def test_key_value_pairs(pairs: list[str], expected: dict[str, Any]) -> None:
-    """key=value splits at the first '=', and a repeated key gathers its values in a list."""
-    assert expected == parse_answers(pairs, None, None)
+def test_key_value_pairs_split_at_the_first_equals_sign(
+    pairs: list[str], expected: list[tuple[str, str]]
+) -> None:
+    """key=value splits at the first '='; the key is stripped, the value kept as typed."""
+    assert expected == parse_pairs(pairs)
 
 
 @pytest.mark.parametrize(
@@ -251,35 +254,44 @@ def test_malformed_answers_input_is_a_usage_error(cwd: Path, args: list[str], st
     session_id = _ok("start", "Add OAuth login")["session_id"]
     done = _invoke("answer", session_id, *args, stdin=stdin)
     assert (EXIT_USAGE, "") == (done.returncode, done.stdout)
-    assert "Usage:" in done.stderr
+    assert done.stderr.startswith("preflight-fsm: ")
     assert 1 == _ok("show", session_id)["version"]
 
 
 def test_malformed_input_is_a_usage_error_for_the_real_command(cwd: Path) -> None:
-    """The installed command exits 2 on malformed answers, with the usage line, no traceback."""
+    """The installed command exits 2 on malformed answers, saying what to send, no traceback."""
     done = _run(cwd, "answer", "some-id", "novalue")
     assert EXIT_USAGE == done.returncode
-    assert "Usage:" in done.stderr
+    assert "'novalue' is not question_id=answer" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 # -- exit codes -----------------------------------------------------------------------------------
 
 
-def test_invalid_answers_print_the_feedback_as_json(cwd: Path) -> None:
-    """Refused answers exit 3 with the engine's structured feedback as JSON on stdout, and the
-    stored session is unchanged."""
+def test_invalid_answers_print_the_feedback_in_the_json_error(cwd: Path) -> None:
+    """Refused answers exit 3; with --json one error object on stdout carries error, message,
+    exit_code and the engine's structured feedback; the stored session is unchanged."""
     session_id = _ok("start", "Add OAuth login")["session_id"]
-    for extra in ([], ["--json"]):
-        done = _invoke("answer", session_id, "colour=blue", *extra)
-        assert EXIT_INVALID_ANSWERS == done.returncode
-        feedback = json.loads(done.stdout)
-        assert ("validation_failed", ["colour"]) == (
-            feedback["result"],
-            feedback["issues"]["unknown"],
-        )
-        assert ["auth_strategy"] == [m["field"] for m in feedback["issues"]["missing"]]
+    done = _invoke("answer", session_id, "colour=blue", "--json")
+    assert EXIT_INVALID_ANSWERS == done.returncode
+    error = json.loads(done.stdout)
+    assert ("invalid_answers", EXIT_INVALID_ANSWERS) == (error["error"], error["exit_code"])
+    feedback = error["feedback"]
+    assert ("validation_failed", ["colour"]) == (
+        feedback["result"],
+        feedback["issues"]["unknown"],
+    )
+    assert ["auth_strategy"] == [m["field"] for m in feedback["issues"]["missing"]]
     assert 1 == _ok("show", session_id)["version"]
+
+
+def test_invalid_answers_are_explained_to_a_person_by_question_text(cwd: Path) -> None:
+    """Without --json, refused answers are explained on stderr, naming the question's text."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("answer", session_id, "colour=blue")
+    assert (EXIT_INVALID_ANSWERS, "") == (done.returncode, done.stdout)
+    assert '"Which authentication approach?" is missing' in done.stderr
 
 
 def test_an_unknown_session_exits_4(cwd: Path) -> None:
@@ -293,14 +305,16 @@ def test_an_unknown_session_exits_4(cwd: Path) -> None:
         "error": "session_not_found",
         "exit_code": EXIT_UNKNOWN_SESSION,
         "session_id": "no-such-session",
-    } == {k: v for k, v in json.loads(done.stdout).items() if k != "message"}
+    } == {k: v for k, v in json.loads(done.stdout).items() if k not in ("message", "store")}
+    assert "store searched: .preflight-fsm/sessions.sqlite3" in json.loads(done.stdout)["message"]
 
 
 def test_an_expired_session_exits_4_and_is_removed(cwd: Path) -> None:
-    """A session older than --expire-after exits 4 saying it expired (start again); then it is
-    unknown. (Two real processes: the clock moves between them.)"""
-    session_id = _json(cwd, "start", "Add OAuth login")["session_id"]
-    done = _run(cwd, "answer", session_id, "auth_strategy=OAuth", "--expire-after", "0.001")
+    """A session started with --expire-after expires after that long, whatever later commands
+    say: answer exits 4 saying it expired (start again); then it is unknown. (Real processes:
+    the clock moves between them.)"""
+    session_id = _json(cwd, "start", "Add OAuth login", "--expire-after", "0.001")["session_id"]
+    done = _run(cwd, "answer", session_id, "auth_strategy=OAuth")
     assert EXIT_UNKNOWN_SESSION == done.returncode
     assert "expired" in done.stderr
     assert "start a new session" in done.stderr
@@ -357,7 +371,7 @@ def test_an_invalid_intention_is_a_usage_error(cwd: Path) -> None:
     """start with a blank intention exits 2 and stores nothing."""
     done = _invoke("start", "  ", "--json")
     assert (EXIT_USAGE, "invalid_intention") == (done.returncode, json.loads(done.stdout)["error"])
-    assert {"sessions": []} == _ok("list")
+    assert [] == _ok("list")["sessions"]
 
 
 def test_a_lost_race_exits_5(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:

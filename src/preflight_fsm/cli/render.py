@@ -81,10 +81,10 @@ def render_feedback(feedback: Mapping[str, Any], texts: Mapping[str, str] | None
         for item in issues.get("invalid", [])
     ]
     lines += [
-        f"Not accepted: {named(item['field'])} has no answer. Expected {item['requirement']}."
+        f"Not accepted: {named(item['field'])} is missing. Expected {item['requirement']}."
         for item in issues.get("missing", [])
     ]
     unknown = issues.get("unknown", [])
     if unknown:
-        lines.append("Not accepted: no question has the id " + ", ".join(map(str, unknown)) + ".")
+        lines.append("Not accepted: unknown question ids: " + ", ".join(map(str, unknown)) + ".")
     return "\n".join(lines) or "Not accepted."
