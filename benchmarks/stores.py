@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import Figure
 from tests.redis_server import redis_missing, throwaway_redis
+
+from benchmarks.report import Figure
 
 __all__ = ["store_figures"]
 

@@ -95,8 +95,7 @@ def test_render_turn_refuses_a_finished_turn() -> None:
         ),
         (
             _turn("Improve things", {"change_category": ""}),
-            'No patch: "What type of change is this?" was left unanswered.\n'
-            "Decision hint: unsure",
+            'No patch: "What type of change is this?" was left unanswered.\nDecision hint: unsure',
         ),
     ],
     ids=["patch-with-secondary", "patch-other-category", "no-patch-field", "no-patch-category"],
@@ -405,7 +404,9 @@ def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -
 
 
 @pytest.mark.parametrize(
-    "stdin", ["", "4\n", "6\n\n", "\n"], ids=["nothing", "before-other-text", "in-need-other", "confirming"]
+    "stdin",
+    ["", "4\n", "6\n\n", "\n"],
+    ids=["nothing", "before-other-text", "in-need-other", "confirming"],
 )
 def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str) -> None:
     """End of input before the session ends: a short line on stderr, exit 1, no traceback."""

@@ -77,6 +77,7 @@ class _LazyGroup(TyperGroup):
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         from preflight_fsm.cli.report import run_reported
@@ -89,6 +90,7 @@ class _LazyGroup(TyperGroup):
                 prog_name or "preflight-fsm",
                 complete_var,
                 standalone_mode=False,
+                windows_expand_args=windows_expand_args,
                 **extra,
             )
 

@@ -10,6 +10,7 @@ loop and maps how it ends to an exit code.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -115,10 +116,10 @@ def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> Rea
     the platform has it; from a pipe, the prompt and the line read are written after the fact,
     so the output is a clean transcript and never ends on a bare prompt."""
     if interactive:
-        try:
-            import readline  # noqa: F401 - importing it gives input() line editing and history
-        except ImportError:  # Windows, or a Python built without it: plain input() still works
-            pass
+        # Importing readline gives input() line editing and history; without it (Windows, or a
+        # Python built without it) plain input() still works.
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401
 
         def read_terminal(prompt: str) -> str:
             stdout.flush()

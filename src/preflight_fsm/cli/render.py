@@ -76,8 +76,7 @@ def render_feedback(feedback: Mapping[str, Any], texts: Mapping[str, str] | None
 
     issues = feedback.get("issues", {})
     lines = [
-        f"Not accepted: {named(item['field'])} {item['problem']}. "
-        f"Expected {item['requirement']}."
+        f"Not accepted: {named(item['field'])} {item['problem']}. Expected {item['requirement']}."
         for item in issues.get("invalid", [])
     ]
     lines += [

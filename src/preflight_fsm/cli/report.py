@@ -176,7 +176,8 @@ def run_reported(run: Callable[[], Any], argv: list[str]) -> int:
 
 
 def check_text(text: str, where: str) -> None:
-    """Refuse (a usage error) text holding bytes that were not UTF-8 (Python keeps them as lone surrogates)."""
+    """Refuse (a usage error) text holding bytes that were not UTF-8, which Python keeps as lone
+    surrogates."""
     for index, char in enumerate(text):
         if "\ud800" <= char <= "\udfff":
             raw = text.encode("utf-8", "surrogateescape")

@@ -117,7 +117,9 @@ def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
     except ValueError as exc:
         raise usage_error(f"{source} is not valid JSON: {exc}") from None
     if not isinstance(answers, dict):
-        raise usage_error(f'{source} must be a JSON object of question ids to answers: {{"id": "…"}}')
+        raise usage_error(
+            f'{source} must be a JSON object of question ids to answers: {{"id": "…"}}'
+        )
     return answers
 
 

@@ -13,6 +13,7 @@ removes anything.
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 import time
@@ -124,18 +125,18 @@ class SessionStore(ABC):
     def delete(self, session_id: str) -> None:
         """Remove the session, expired or corrupt ones too; SessionNotFound if there is none."""
 
-    def list(self) -> list[str]:
+    @abstractmethod
+    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
+        """The live sessions' metadata (only those on ``flow`` when given), sorted by id, without
+        reading a snapshot; a session whose metadata is unreadable as its CorruptSession."""
+
+    def list(self) -> builtins.list[str]:
         """The ids of the live sessions, sorted; corrupt ones listed, expired ones left out
         (never removed: listing writes nothing)."""
         return [
             str(entry.session_id) if isinstance(entry, CorruptSession) else entry.id
             for entry in self.entries()
         ]
-
-    @abstractmethod
-    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
-        """The live sessions' metadata (only those on ``flow`` when given), sorted by id, without
-        reading a snapshot; a session whose metadata is unreadable as its CorruptSession."""
 
     def close(self) -> None:  # noqa: B027 - optional hook: backends without resources keep it
         """Release the backend's connections; the store is unusable afterwards."""
@@ -195,7 +196,7 @@ class SessionStore(ABC):
 
 
 def checked_expiry(expire_after: float) -> float:
-    """``expire_after`` as a float if it is a positive, finite number of seconds; else ValueError."""
+    """``expire_after`` as a float if a positive, finite number of seconds; else ValueError."""
     if isinstance(expire_after, bool) or not isinstance(expire_after, int | float):
         raise ValueError(f"expire_after must be a number of seconds, not {expire_after!r}")
     if not (math.isfinite(expire_after) and expire_after > 0):

@@ -214,7 +214,9 @@ class RedisStore(SessionStore):
                     continue
                 if not self.is_expired(entry.updated_at, now, entry.expire_after):
                     found.append(entry)
-            return sorted(found, key=lambda e: str(e.session_id if isinstance(e, CorruptSession) else e.id))
+            return sorted(
+                found, key=lambda e: str(e.session_id if isinstance(e, CorruptSession) else e.id)
+            )
 
     def durability_warning(self) -> str | None:
         """Why sessions would not survive a restart of this Redis server, or None.

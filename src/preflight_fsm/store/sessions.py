@@ -32,7 +32,7 @@ from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
 
-__all__ = ["SessionState", "Sessions", "new_session_id", "seal_envelope", "open_envelope"]
+__all__ = ["SessionState", "Sessions", "new_session_id", "open_envelope", "seal_envelope"]
 
 
 def new_session_id() -> str:

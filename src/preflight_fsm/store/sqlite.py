@@ -273,7 +273,8 @@ class SqliteStore(SessionStore):
             try:
                 with self._transaction():
                     db.execute(
-                        f"INSERT INTO sessions (id, snapshot, {_META}) VALUES (?, ?, 1, ?, ?, ?, ?)",
+                        f"INSERT INTO sessions (id, snapshot, {_META}) "
+                        "VALUES (?, ?, 1, ?, ?, ?, ?)",
                         (session_id, snapshot, now, now, expiry, flow),
                     )
             except sqlite3.IntegrityError:
