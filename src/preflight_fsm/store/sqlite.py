@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -154,6 +153,8 @@ class SqliteStore(SessionStore):
         Of several processes creating the same store at once, one link wins and every process
         opens that one; nobody ever opens a file that is not yet a complete store.
         """
+        import tempfile  # only the first start of a store needs it
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent
