@@ -28,7 +28,7 @@ def redis_missing() -> str | None:
     try:
         import redis  # noqa: F401
     except ImportError:
-        return "the redis package is not installed (pip install 'preflight-fsm[redis]')"
+        return "the redis package is not installed (pip install -e '.[redis]' in this clone)"
     return None
 
 

@@ -87,7 +87,8 @@ return 0
 class RedisStore(SessionStore):
     """Sessions in Redis at ``url`` (``redis://host:port/db``), shared by any number of processes.
 
-    Needs the ``redis`` package: ``pip install 'preflight-fsm[redis]'``.
+    Needs the ``redis`` package (the ``redis`` extra: ``pip install -e '.[redis]'`` in a clone,
+    or ``pip install 'redis>=5'``).
     """
 
     def __init__(
@@ -104,8 +105,8 @@ class RedisStore(SessionStore):
             import redis
         except ImportError:
             raise StoreUnavailable(
-                f"the session store {url!r} needs the redis package: "
-                "pip install 'preflight-fsm[redis]'"
+                f"the session store {redacted(url)!r} needs the redis package: "
+                "pip install 'redis>=5' (the redis extra of preflight-fsm)"
             ) from None
         self.url = url
         self.location_shown = redacted(url)
