@@ -670,3 +670,34 @@ def test_terminal_ctrl_c_in_a_stored_session_says_it_is_saved(
     assert 130 == term.wait()
     assert f"session {session_id} is saved at its last answered question" in term.output
     assert f"preflight-fsm chat --session {session_id}" in term.output
+
+
+def test_a_stored_chat_refuses_to_save_into_a_removed_store(command: str, tmp_path: Path) -> None:
+    """When the store's directory is removed while `chat --session` runs, the next answer is not
+    acknowledged: the chat ends with exit 8 saying nothing was written, instead of losing the
+    step without a word."""
+    directory = tmp_path / ".preflight-fsm"
+    store = str(directory / "sessions.sqlite3")
+    started = subprocess.run(
+        [command, "start", "Improve the feedback form", "--store", store, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    session_id = json.loads(started.stdout)["session_id"]
+    chat = subprocess.Popen(
+        [command, "chat", "--session", session_id, "--store", store],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert chat.stdout is not None
+    while "6. Other (specify)" not in chat.stdout.readline():
+        pass
+    shutil.rmtree(directory)
+    out, err = chat.communicate("3\n", timeout=TIMEOUT)
+    assert 8 == chat.returncode
+    assert "was removed or replaced" in err
+    assert "nothing was written" in err
+    assert "Which database type?" not in out

@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from preflight_fsm import default_flow, load_flow
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "flows.md"
@@ -64,3 +66,10 @@ def test_the_documented_chat_runs_as_shown(tmp_path: Path) -> None:
         argv, input="2\n", capture_output=True, text=True, check=False, timeout=30
     )
     assert (0, expected) == (done.returncode, done.stdout.splitlines())
+
+
+def test_the_documented_code_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The python example of docs/flows.md runs as written beside the documented file."""
+    _flow_file(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_block("python"), str(DOC), "exec"), {})
