@@ -278,3 +278,17 @@ def test_a_session_of_another_flow_is_refused_as_such_not_as_corrupt(
     other = flow_from_data({"name": "other", "limits": {"max_turns": 4}})
     with pytest.raises(SnapshotFlowMismatch, match=default_flow().fingerprint):
         Sessions(store, flow=other).show(session_id)
+
+
+def test_create_stores_a_machine_already_stepped(sessions: Sessions, store: SessionStore) -> None:
+    """create(machine) stores a session that took steps before it was stored (a server that
+    takes the first answers with the intention) at version 1, enveloped and with its flow."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Database"})
+    record = sessions.create(machine, expire_after=120)
+    assert (1, 120.0, default_flow().fingerprint) == (
+        record.version,
+        record.expire_after,
+        record.flow,
+    )
+    assert "Done" == sessions.answer(record.id, {"db_type": "MySQL"}).turn.state

@@ -14,6 +14,7 @@ import sys
 import time
 import weakref
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,7 +35,7 @@ from preflight_fsm.cli.report import (
     reported,
     usage_error,
 )
-from preflight_fsm.cli.stores import FlowOption, StoreOption, open_sessions
+from preflight_fsm.cli.stores import ExpireOption, FlowOption, StoreOption, open_sessions
 
 if TYPE_CHECKING:
     from preflight_fsm.errors import CorruptSession
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from preflight_fsm.turn import Turn
 
 __all__ = [
+    "DEFAULT_EXPIRE_AFTER",
     "EXIT_CONFLICT",
     "EXIT_CORRUPT",
     "EXIT_FINISHED",
@@ -52,6 +54,9 @@ __all__ = [
     "EXIT_STORE_UNAVAILABLE",
     "EXIT_UNKNOWN_SESSION",
     "EXIT_USAGE",
+    "ExpireOption",
+    "FlowOption",
+    "StoreOption",
     "parse_pairs",
     "stored_machine",
 ]
@@ -75,12 +80,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 SessionArgument = Annotated[str, typer.Argument(metavar="SESSION_ID", show_default=False)]
 
 
-def _positive(value: float) -> float:
-    import math
+def _reported(as_json: bool = False) -> AbstractContextManager[None]:
+    """Errors of the engine and the store as this CLI reports them (``cli/report.py``).
 
-    if not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
-    return value
+    Kept under its old name for command modules written against it (``cli/mcp.py``); new code
+    uses :func:`preflight_fsm.cli.report.reported`. ``as_json`` is decided from the command line.
+    """
+    return reported()
 
 
 # -- answers input -------------------------------------------------------------------------------
@@ -189,17 +195,7 @@ def start(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
-    expire_after: Annotated[
-        float,
-        typer.Option(
-            "--expire-after",
-            metavar="SECONDS",
-            envvar="PREFLIGHT_FSM_EXPIRE_AFTER",
-            callback=_positive,
-            help="Seconds without a step after which this session expires; kept with the "
-            "session, so every later command honours it.",
-        ),
-    ] = DEFAULT_EXPIRE_AFTER,
+    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Start a stored session; print its id and first turn."""
     with open_sessions(store, flow, create=True, warn=True) as (sessions, _):

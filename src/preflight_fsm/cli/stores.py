@@ -20,7 +20,7 @@ from preflight_fsm.cli.report import check_text, reported, usage_error
 if TYPE_CHECKING:
     from preflight_fsm.store import Sessions
 
-__all__ = ["FlowOption", "StoreOption", "open_sessions"]
+__all__ = ["ExpireOption", "FlowOption", "StoreOption", "open_sessions"]
 
 StoreOption = Annotated[
     str | None,
@@ -32,6 +32,29 @@ StoreOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _positive(value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
+    return value
+
+
+ExpireOption = Annotated[
+    float,
+    typer.Option(
+        "--expire-after",
+        metavar="SECONDS",
+        envvar="PREFLIGHT_FSM_EXPIRE_AFTER",
+        callback=_positive,
+        help="Seconds without a step after which a new session expires; kept with the "
+        "session, so every later command honours it.",
+    ),
+]
+"""For commands that start sessions (``start``, servers); the session keeps it (D64)."""
+
 FlowOption = Annotated[
     Path | None,
     typer.Option("--flow", metavar="FLOW.toml", help="The flow file the sessions run on."),

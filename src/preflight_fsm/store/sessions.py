@@ -72,9 +72,9 @@ class SessionState:
     intention: str
     answers: Mapping[str, str]
     turn: Turn
-    created_at: float
     updated_at: float
     expires_at: float
+    created_at: float | None = None
     flow: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -116,14 +116,20 @@ class Sessions:
         """Start a session and store it at version 1, with its own expiry (else the store's
         default) and its flow's fingerprint. Raises InvalidIntention."""
         machine = ClarificationMachine(intention, self.flow)
+        return self.state_of(self.create(machine, expire_after=expire_after), machine)
+
+    def create(
+        self, machine: ClarificationMachine, *, expire_after: float | None = None
+    ) -> StoredSession:
+        """Store ``machine`` (new, or already stepped) as a new session at version 1, under a new
+        id, with its flow's fingerprint and its own expiry (else the store's default)."""
         session_id = self.new_id()
-        record = self.store.create(
+        return self.store.create(
             session_id,
             seal_envelope(session_id, _dump(machine)),
             expire_after=expire_after,
             flow=machine.flow.fingerprint,
         )
-        return self.state_of(record, machine)
 
     def answer(self, session_id: str, answers: Mapping[str, Any]) -> SessionState:
         """Step the stored session once and write it back if nobody else did first.
