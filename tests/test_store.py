@@ -551,3 +551,17 @@ def test_redis_durability_warning_names_the_missing_persistence(
 def test_the_expiry_message_says_the_duration_in_good_english(seconds: float, said: str) -> None:
     """SessionExpired says '1 second', never '1 seconds'."""
     assert said in str(SessionExpired("s1", seconds))
+
+
+def test_a_store_of_the_unreleased_first_layout_is_named_as_such(tmp_path: Path) -> None:
+    """A store written before stores were marked (layout 1) is refused saying what it is."""
+    path = tmp_path / "sessions.sqlite3"
+    db = sqlite3.connect(path)
+    with db:
+        db.execute(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL, "
+            "snapshot TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL)"
+        )
+    db.close()
+    with pytest.raises(StoreUnavailable, match="earlier, unreleased preflight-fsm"):
+        SqliteStore(path)

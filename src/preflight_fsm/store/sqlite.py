@@ -186,7 +186,12 @@ class SqliteStore(SessionStore):
         db = self._require()
         application_id = db.execute("PRAGMA application_id").fetchone()[0]
         if application_id != APPLICATION_ID:
-            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            tables = [_text(n) for (n,) in db.execute("SELECT name FROM sqlite_master")]
+            if application_id == 0 and tables == ["sessions", "sqlite_autoindex_sessions_1"]:
+                self._refuse(  # D60: the unreleased first layout is not migrated
+                    "is a session store of an earlier, unreleased preflight-fsm (layout 1); "
+                    "move it away and start again"
+                )
             self._refuse(
                 "is a SQLite database of another application"
                 if application_id or tables
