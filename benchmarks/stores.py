@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.redis_server import redis_missing, throwaway_redis
+
 from benchmarks.report import Figure
-from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
 
 __all__ = ["store_figures"]
 

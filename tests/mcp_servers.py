@@ -27,7 +27,7 @@ from mcp_types import CallToolResult
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
 # branch); this is the one import of it in the MCP tests.
-from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
+from redis_server import redis_missing, throwaway_redis
 
 __all__ = [
     "PREFLIGHT_FSM",

@@ -16,7 +16,7 @@ import pytest
 
 from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
-from preflight_fsm.store.redis_server import redis_missing, throwaway_redis
+from redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 DURABLE_BACKENDS = ("sqlite", "redis")
@@ -60,7 +60,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_redis(directory: Path) -> Iterator[str]:
+def running_redis(directory: Path, *, options: tuple[str, ...] = ()) -> Iterator[str]:
     """A redis-server working in ``directory`` for the block; yields its ``redis://`` URL.
 
     Skips the test, saying what to install, where redis-server or the client is missing.
@@ -68,7 +68,7 @@ def running_redis(directory: Path) -> Iterator[str]:
     reason = redis_missing()
     if reason is not None:
         pytest.skip(reason)
-    with throwaway_redis(directory) as url:
+    with throwaway_redis(directory, options=options) as url:
         yield url
 
 

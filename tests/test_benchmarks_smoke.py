@@ -33,9 +33,12 @@ FIGURES = (
     "store.sqlite.2_processes",
     "store.redis.one_process",
     "store.redis.2_processes",
-    "cli.start_answer",
+    "cli.python_floor",
+    "cli.engine_import",
     "cli.pf_help",
-    "cli.ratio",
+    "cli.help",
+    "cli.start",
+    "cli.answer",
     *(
         f"mcp.{scenario}.{figure}"
         for scenario in ("shortcut", "two_phase", "other")

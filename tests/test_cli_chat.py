@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -18,6 +19,7 @@ import pytest
 
 from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
 from preflight_fsm.cli.chat import (
+    DECLINE_PROMPT,
     PROMPT,
     ChoiceOutOfRange,
     Reply,
@@ -89,11 +91,11 @@ def test_render_turn_refuses_a_finished_turn() -> None:
         ),
         (
             _turn("Add OAuth login", {"auth_strategy": ""}),
-            "No patch: the session stopped with auth_strategy unresolved.\nDecision hint: adr",
+            'No patch: "Which authentication approach?" was left unanswered.\nDecision hint: adr',
         ),
         (
             _turn("Improve things", {"change_category": ""}),
-            "No patch: the session stopped with change_category unresolved.\nDecision hint: unsure",
+            'No patch: "What type of change is this?" was left unanswered.\nDecision hint: unsure',
         ),
     ],
     ids=["patch-with-secondary", "patch-other-category", "no-patch-field", "no-patch-category"],
@@ -116,8 +118,9 @@ def test_render_outcome_refuses_an_unfinished_turn() -> None:
     [
         (
             {"auth_strategy": "\x07"},
-            "Not accepted: auth_strategy holds control characters (U+0007). Expected one of: "
-            "OAuth, Email/Password, Magic Link, Other (specify) "
+            "Not accepted: auth_strategy holds invisible, control or unassigned characters "
+            "(U+0007 control): send the text without them (tabs, newlines and emoji are fine). "
+            "Expected one of: OAuth, Email/Password, Magic Link, Other (specify) "
             "(or your own text, as for Other (specify)).",
         ),
         (
@@ -159,15 +162,18 @@ def test_render_feedback_says_what_was_refused_and_what_is_expected(
         (CATEGORY, "4", Reply({"change_category": "Authentication"})),
         (AUTH, "oauth", Reply({"auth_strategy": "oauth"})),
         (AUTH, "Auth0", Reply({"auth_strategy": "Auth0"})),
-        (AUTH, "", Reply({"auth_strategy": ""})),
-        (AUTH, "   ", Reply({"auth_strategy": ""})),
+        (AUTH, "", Reply({"auth_strategy": ""}, confirm_decline=True)),
+        (AUTH, "   ", Reply({"auth_strategy": ""}, confirm_decline=True)),
+        (AUTH, "skip", Reply({"auth_strategy": ""})),
+        (AUTH, " SKIP ", Reply({"auth_strategy": ""})),
         (AUTH, "4", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
         (AUTH, "other", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
         (AUTH, "OTHER (specify)", Reply({"auth_strategy": "Other (specify)"}, AUTH.questions[1])),
         (CATEGORY, "6", Reply({"change_category": "Other (specify)"}, CATEGORY.questions[1])),
         (AUTH_OTHER, "Auth0", Reply({"auth_strategy__other": "Auth0"})),
         (AUTH_OTHER, "3", Reply({"auth_strategy__other": "3"})),
-        (AUTH_OTHER, "", Reply({"auth_strategy__other": ""})),
+        (AUTH_OTHER, "", Reply({"auth_strategy__other": ""}, confirm_decline=True)),
+        (AUTH_OTHER, "skip", Reply({"auth_strategy__other": ""})),
     ],
     ids=[
         "number-picks-option",
@@ -175,29 +181,36 @@ def test_render_feedback_says_what_was_refused_and_what_is_expected(
         "number-picks-category",
         "option-text-sent-as-typed",
         "custom-text-sent-as-typed",
-        "blank-declines",
-        "spaces-decline",
+        "blank-asks-to-confirm",
+        "spaces-ask-to-confirm",
+        "skip-declines",
+        "skip-any-case-declines",
         "last-number-asks-other-text",
         "word-other-asks-other-text",
         "other-option-by-name",
         "category-other-asks-its-text",
         "need-other-takes-text",
         "need-other-number-is-text",
-        "need-other-blank-declines",
+        "need-other-blank-asks-to-confirm",
+        "need-other-skip-declines",
     ],
 )
 def test_parse_reply_turns_one_line_into_the_answers_of_the_turn(
     turn: Turn, text: str, expected: Reply
 ) -> None:
-    """A number picks an option, text goes as typed, blank declines (C5); Other asks its
-    companion in the same turn (C2)."""
+    """A number picks an option, text goes as typed, skip declines (C5) and a blank line asks
+    to confirm the decline; Other asks its companion in the same turn (C2)."""
     assert expected == parse_reply(turn, text)
 
 
-@pytest.mark.parametrize("text", ["0", "5", "99", "007"], ids=["zero", "one-past", "far", "padded"])
+@pytest.mark.parametrize(
+    "text",
+    ["0", "5", "99", "007", "-1", "+9"],
+    ids=["zero", "one-past", "far", "padded", "negative", "signed"],
+)
 def test_parse_reply_refuses_a_number_that_is_no_option(text: str) -> None:
     """A number outside 1..n is refused with the range to choose from, never sent as text."""
-    with pytest.raises(ChoiceOutOfRange, match=r"^There is no option \d+: choose .* 1 to 4"):
+    with pytest.raises(ChoiceOutOfRange, match=r"^There is no option [+-]?\d+: choose .* 1 to 4"):
         parse_reply(AUTH, text)
 
 
@@ -245,7 +258,10 @@ def test_run_chat_answers_refused_input_and_asks_again() -> None:
     assert "Done" == turn.state
     assert 3 == out.count(render_turn(AUTH))
     assert any(line.startswith("There is no option 7") for line in out)
-    assert any(line.startswith("Not accepted: auth_strategy holds control") for line in out)
+    assert any(
+        line.startswith('Not accepted: "Which authentication approach?" holds invisible, control')
+        for line in out
+    )
 
 
 def test_run_chat_stops_at_the_turn_budget() -> None:
@@ -254,7 +270,22 @@ def test_run_chat_stops_at_the_turn_budget() -> None:
     script = _Script("6", "", "login", "4", "")
     turn = run_chat(ClarificationMachine("Improve things"), script, out.append)
     assert ("NoPatch", 3, []) == (turn.state, turn.number, script.lines)
-    assert "No patch: the session stopped with auth_strategy unresolved." in out[-1]
+    assert 'No patch: "Which authentication approach?" was left unanswered.' in out[-1]
+
+
+@pytest.mark.parametrize(
+    ("lines", "state"),
+    [(("", "y"), "NoPatch"), (("", "n", "1"), "Done"), (("", "", "2"), "Done")],
+    ids=["confirmed", "refused", "enter-again-is-no"],
+)
+def test_run_chat_declines_an_empty_answer_only_once_confirmed(
+    lines: tuple[str, ...], state: str
+) -> None:
+    """An empty line asks to confirm the decline; anything but y asks the question again."""
+    script = _Script(*lines)
+    turn = run_chat(ClarificationMachine("Add OAuth login"), script, lambda _: None)
+    assert (state, []) == (turn.state, script.lines)
+    assert DECLINE_PROMPT == script.prompts[1]
 
 
 def test_run_chat_leaves_the_machine_where_input_ended() -> None:
@@ -340,12 +371,14 @@ def test_piped_other_with_blank_text_asks_it_next_turn(command: str) -> None:
     assert "Strategy: Magic link by SMS" in result.stdout.splitlines()
 
 
-def test_piped_blank_answer_declines_without_a_patch(command: str) -> None:
-    """A blank answer declines (C5): no patch, the unresolved key and hint (C7), exit 0."""
-    result = _run(command, "Add OAuth login", stdin="\n")
+@pytest.mark.parametrize("stdin", ["skip\n", "\ny\n"], ids=["skip", "blank-confirmed"])
+def test_piped_decline_ends_without_a_patch(command: str, stdin: str) -> None:
+    """skip, or a blank answer confirmed, declines (C5): no patch, the question left unanswered
+    and the hint (C7), exit 0."""
+    result = _run(command, "Add OAuth login", stdin=stdin)
     assert (0, "") == (result.returncode, result.stderr)
     assert [
-        "No patch: the session stopped with auth_strategy unresolved.",
+        'No patch: "Which authentication approach?" was left unanswered.',
         "Decision hint: adr",
     ] == result.stdout.splitlines()[-2:]
 
@@ -364,17 +397,22 @@ def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -
     """InvalidAnswers (a control character, C5) is answered with its feedback, then re-asked."""
     result = _run(command, "Add OAuth login", stdin="\x1b[A\n2\n")
     assert 0 == result.returncode
-    assert "Not accepted: auth_strategy holds control characters (U+001B)." in result.stdout
+    assert (
+        'Not accepted: "Which authentication approach?" holds invisible, control or unassigned '
+        "characters (U+001B control)" in result.stdout
+    )
     assert "Strategy: Email/Password" in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize(
-    "stdin", ["", "4\n", "6\n\n"], ids=["nothing", "before-other-text", "in-need-other"]
+    "stdin",
+    ["", "4\n", "6\n\n", "\n"],
+    ids=["nothing", "before-other-text", "in-need-other", "confirming"],
 )
 def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str) -> None:
     """End of input before the session ends: a short line on stderr, exit 1, no traceback."""
     result = _run(command, "Improve the feedback form", stdin=stdin)
-    assert (1, "end of input: session ended without an answer\n") == (
+    assert (1, "preflight-fsm: end of input: the session ended without an outcome\n") == (
         result.returncode,
         result.stderr,
     )
@@ -552,9 +590,12 @@ def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Te
     """Ctrl-C at a prompt ends the session with a short line and exit 130, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
+    # readline prints the prompt before it waits for keys; a SIGINT in between is seen only at
+    # the next key (CPython's readline loop), so give it the moment a person always takes.
+    time.sleep(0.3)
     term.send("\x03")
     assert 130 == term.wait()
-    assert "interrupted: session ended without an answer" in term.output
+    assert "preflight-fsm: interrupted: the session ended without an outcome" in term.output
     assert "Traceback" not in term.output
 
 
@@ -564,5 +605,100 @@ def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Term
     term.expect("> ")
     term.send("\x04")
     assert 1 == term.wait()
-    assert "end of input: session ended without an answer" in term.output
+    assert "preflight-fsm: end of input: the session ended without an outcome" in term.output
     assert "Traceback" not in term.output
+
+
+def test_terminal_line_editing_fixes_a_typo_before_it_is_sent(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    """readline edits the line in a terminal: Left arrow moves the cursor and a letter typed there
+    is inserted, so "Magic Lnk", Left, Left, "i" sends "Magic Link" (no escape codes sent)."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("Magic Lnk\x1b[D\x1b[Di\r")
+    assert 0 == term.wait()
+    assert "Strategy: Magic Link\n" in term.output
+    assert "control characters" not in term.output
+
+
+def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Terminal]) -> None:
+    """readline keeps this chat's history: Up at a later prompt recalls the earlier line."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("9\r")
+    term.expect("or type your answer.\n\nWhich authentication approach?\n")
+    term.expect("or type your answer.\n\n" + render_turn(AUTH) + "\n> ")
+    term.send("\x1b[A\x7f3\r")  # Up recalls "9"; Backspace; 3
+    assert 0 == term.wait()
+    assert "Strategy: Magic Link\n" in term.output
+
+
+def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Terminal]) -> None:
+    """A stray Enter does not end the session: it asks to confirm, and n asks the question again;
+    Enter then y declines."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("\r")
+    term.expect("[y/N] ")
+    term.send("n\r")
+    term.expect("4. Other (specify)\n> ")
+    term.send("\r")
+    term.expect("[y/N] ")
+    term.send("y\r")
+    assert 0 == term.wait()
+    assert 'No patch: "Which authentication approach?" was left unanswered.' in term.output
+
+
+def test_terminal_ctrl_c_in_a_stored_session_says_it_is_saved(
+    command: str, tmp_path: Path, terminal: Callable[..., _Terminal]
+) -> None:
+    """Ctrl-C in `chat --session` says the session is saved and how to resume it (exit 130)."""
+    store = str(tmp_path / "sessions.sqlite3")
+    started = subprocess.run(
+        [command, "start", "Improve the feedback form", "--store", store, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    session_id = json.loads(started.stdout)["session_id"]
+    term = terminal("--session", session_id, "--store", store)
+    term.expect("6. Other (specify)\n> ")
+    term.send("3\r")
+    term.expect("4. Other (specify)\n> ")
+    time.sleep(0.3)  # see test_terminal_ctrl_c_exits_130_without_traceback
+    term.send("\x03")
+    assert 130 == term.wait()
+    assert f"session {session_id} is saved at its last answered question" in term.output
+    assert f"preflight-fsm chat --session {session_id}" in term.output
+
+
+def test_a_stored_chat_refuses_to_save_into_a_removed_store(command: str, tmp_path: Path) -> None:
+    """When the store's directory is removed while `chat --session` runs, the next answer is not
+    acknowledged: the chat ends with exit 8 saying nothing was written, instead of losing the
+    step without a word."""
+    directory = tmp_path / ".preflight-fsm"
+    store = str(directory / "sessions.sqlite3")
+    started = subprocess.run(
+        [command, "start", "Improve the feedback form", "--store", store, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    session_id = json.loads(started.stdout)["session_id"]
+    chat = subprocess.Popen(
+        [command, "chat", "--session", session_id, "--store", store],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert chat.stdout is not None
+    while "6. Other (specify)" not in chat.stdout.readline():
+        pass
+    shutil.rmtree(directory)
+    out, err = chat.communicate("3\n", timeout=TIMEOUT)
+    assert 8 == chat.returncode
+    assert "was removed or replaced" in err
+    assert "nothing was written" in err
+    assert "Which database type?" not in out

@@ -27,7 +27,7 @@ from preflight_fsm.cli.sessions import (
     EXIT_STORE_UNAVAILABLE,
     EXIT_UNKNOWN_SESSION,
     EXIT_USAGE,
-    parse_answers,
+    parse_pairs,
 )
 from preflight_fsm.store import Sessions, SqliteStore
 from store_backends import flush, free_port, running_redis
@@ -162,9 +162,9 @@ def test_start_prints_the_id_the_question_and_how_to_answer(cwd: Path) -> None:
     lines = done.stdout.splitlines()
     assert f"session  {session_id}" == lines[0]
     assert "Which authentication approach?  [auth_strategy]" in lines
-    assert "  - Magic Link" in lines
+    assert "  3. Magic Link" in lines
     assert any("auth_strategy__other=TEXT" in line for line in lines)
-    assert f"answer:  preflight-fsm answer {session_id} auth_strategy=OAuth" == lines[-1]
+    assert f"answer:  preflight-fsm answer {session_id} auth_strategy=1" == lines[-1]
 
 
 def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
@@ -178,12 +178,14 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
 
 
 def test_list_prints_a_table(cwd: Path) -> None:
-    """list prints one row per session with its version, state, turn and intention."""
-    assert "no sessions\n" == _invoke("list").stdout
+    """list prints one row per session with its state, turn, age and intention."""
+    assert _invoke("list").stdout.startswith("no sessions in .preflight-fsm/sessions.sqlite3")
     session_id = _ok("start", "Add OAuth login")["session_id"]
     lines = _invoke("list").stdout.splitlines()
-    assert ["SESSION", "VERSION", "STATE", "TURN", "INTENTION"] == lines[0].split()
-    assert [session_id, "1", "NeedPrimaryField", "1", "Add", "OAuth", "login"] == lines[1].split()
+    assert ["SESSION", "STATE", "TURN", "CHANGED", "INTENTION"] == lines[0].split()
+    row = lines[1].split()
+    assert [session_id, "NeedPrimaryField", "1"] == row[:3]
+    assert ["ago", "Add", "OAuth", "login"] == row[4:]
 
 
 def test_delete_prints_what_it_deleted(cwd: Path) -> None:
@@ -210,17 +212,18 @@ def test_answers_come_as_json_or_from_stdin(cwd: Path) -> None:
 @pytest.mark.parametrize(
     ("pairs", "expected"),
     [
-        (["auth_strategy=OAuth"], {"auth_strategy": "OAuth"}),
-        (["a=x=y"], {"a": "x=y"}),
-        (["a="], {"a": ""}),
-        ([" a =OAuth"], {"a": "OAuth"}),
-        (["a=1", "a=2", "a=3"], {"a": ["1", "2", "3"]}),
+        (["auth_strategy=OAuth"], [("auth_strategy", "OAuth")]),
+        (["a=x=y"], [("a", "x=y")]),
+        (["a="], [("a", "")]),
+        ([" a =OAuth"], [("a", "OAuth")]),
     ],
-    ids=["one", "equals-in-value", "blank-value", "padded-key", "repeated-key"],
+    ids=["one", "equals-in-value", "blank-value", "padded-key"],
 )
-def test_key_value_pairs(pairs: list[str], expected: dict[str, Any]) -> None:
-    """key=value splits at the first '=', and a repeated key gathers its values in a list."""
-    assert expected == parse_answers(pairs, None, None)
+def test_key_value_pairs_split_at_the_first_equals_sign(
+    pairs: list[str], expected: list[tuple[str, str]]
+) -> None:
+    """key=value splits at the first '='; the key is stripped, the value kept as typed."""
+    assert expected == parse_pairs(pairs)
 
 
 @pytest.mark.parametrize(
@@ -251,35 +254,44 @@ def test_malformed_answers_input_is_a_usage_error(cwd: Path, args: list[str], st
     session_id = _ok("start", "Add OAuth login")["session_id"]
     done = _invoke("answer", session_id, *args, stdin=stdin)
     assert (EXIT_USAGE, "") == (done.returncode, done.stdout)
-    assert "Usage:" in done.stderr
+    assert done.stderr.startswith("preflight-fsm: ")
     assert 1 == _ok("show", session_id)["version"]
 
 
 def test_malformed_input_is_a_usage_error_for_the_real_command(cwd: Path) -> None:
-    """The installed command exits 2 on malformed answers, with the usage line, no traceback."""
+    """The installed command exits 2 on malformed answers, saying what to send, no traceback."""
     done = _run(cwd, "answer", "some-id", "novalue")
     assert EXIT_USAGE == done.returncode
-    assert "Usage:" in done.stderr
+    assert "'novalue' is not question_id=answer" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 # -- exit codes -----------------------------------------------------------------------------------
 
 
-def test_invalid_answers_print_the_feedback_as_json(cwd: Path) -> None:
-    """Refused answers exit 3 with the engine's structured feedback as JSON on stdout, and the
-    stored session is unchanged."""
+def test_invalid_answers_print_the_feedback_in_the_json_error(cwd: Path) -> None:
+    """Refused answers exit 3; with --json one error object on stdout carries error, message,
+    exit_code and the engine's structured feedback; the stored session is unchanged."""
     session_id = _ok("start", "Add OAuth login")["session_id"]
-    for extra in ([], ["--json"]):
-        done = _invoke("answer", session_id, "colour=blue", *extra)
-        assert EXIT_INVALID_ANSWERS == done.returncode
-        feedback = json.loads(done.stdout)
-        assert ("validation_failed", ["colour"]) == (
-            feedback["result"],
-            feedback["issues"]["unknown"],
-        )
-        assert ["auth_strategy"] == [m["field"] for m in feedback["issues"]["missing"]]
+    done = _invoke("answer", session_id, "colour=blue", "--json")
+    assert EXIT_INVALID_ANSWERS == done.returncode
+    error = json.loads(done.stdout)
+    assert ("invalid_answers", EXIT_INVALID_ANSWERS) == (error["error"], error["exit_code"])
+    feedback = error["feedback"]
+    assert ("validation_failed", ["colour"]) == (
+        feedback["result"],
+        feedback["issues"]["unknown"],
+    )
+    assert ["auth_strategy"] == [m["field"] for m in feedback["issues"]["missing"]]
     assert 1 == _ok("show", session_id)["version"]
+
+
+def test_invalid_answers_are_explained_to_a_person_by_question_text(cwd: Path) -> None:
+    """Without --json, refused answers are explained on stderr, naming the question's text."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("answer", session_id, "colour=blue")
+    assert (EXIT_INVALID_ANSWERS, "") == (done.returncode, done.stdout)
+    assert '"Which authentication approach?" is missing' in done.stderr
 
 
 def test_an_unknown_session_exits_4(cwd: Path) -> None:
@@ -293,14 +305,16 @@ def test_an_unknown_session_exits_4(cwd: Path) -> None:
         "error": "session_not_found",
         "exit_code": EXIT_UNKNOWN_SESSION,
         "session_id": "no-such-session",
-    } == {k: v for k, v in json.loads(done.stdout).items() if k != "message"}
+    } == {k: v for k, v in json.loads(done.stdout).items() if k not in ("message", "store")}
+    assert "store searched: .preflight-fsm/sessions.sqlite3" in json.loads(done.stdout)["message"]
 
 
 def test_an_expired_session_exits_4_and_is_removed(cwd: Path) -> None:
-    """A session older than --expire-after exits 4 saying it expired (start again); then it is
-    unknown. (Two real processes: the clock moves between them.)"""
-    session_id = _json(cwd, "start", "Add OAuth login")["session_id"]
-    done = _run(cwd, "answer", session_id, "auth_strategy=OAuth", "--expire-after", "0.001")
+    """A session started with --expire-after expires after that long, whatever later commands
+    say: answer exits 4 saying it expired (start again); then it is unknown. (Real processes:
+    the clock moves between them.)"""
+    session_id = _json(cwd, "start", "Add OAuth login", "--expire-after", "0.001")["session_id"]
+    done = _run(cwd, "answer", session_id, "auth_strategy=OAuth")
     assert EXIT_UNKNOWN_SESSION == done.returncode
     assert "expired" in done.stderr
     assert "start a new session" in done.stderr
@@ -357,7 +371,7 @@ def test_an_invalid_intention_is_a_usage_error(cwd: Path) -> None:
     """start with a blank intention exits 2 and stores nothing."""
     done = _invoke("start", "  ", "--json")
     assert (EXIT_USAGE, "invalid_intention") == (done.returncode, json.loads(done.stdout)["error"])
-    assert {"sessions": []} == _ok("list")
+    assert [] == _ok("list")["sessions"]
 
 
 def test_a_lost_race_exits_5(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -423,3 +437,366 @@ def test_chat_refuses_a_finished_or_unknown_session(cwd: Path) -> None:
     assert EXIT_FINISHED == _invoke("chat", "--session", session_id).returncode
     assert EXIT_UNKNOWN_SESSION == _invoke("chat", "--session", "nope").returncode
     assert EXIT_USAGE == _invoke("chat", "Add OAuth login", "--session", session_id).returncode
+
+
+# -- issue 14: stores are never created, adopted or mistaken by accident ---------------------------
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["reddis://localhost:6379/0", "http://x", "s3:bucket/sessions"],
+    ids=["mistyped-redis", "http", "other-scheme"],
+)
+@pytest.mark.parametrize("command", ["list", "start"])
+def test_an_unknown_store_scheme_is_refused_and_creates_nothing(
+    cwd: Path, location: str, command: str
+) -> None:
+    """A location with a scheme no store has exits 8 naming what is accepted; no file or
+    directory of that name appears."""
+    args = ["start", "Add OAuth login"] if command == "start" else ["list"]
+    done = _invoke(*args, "--store", location, "--json")
+    error = json.loads(done.stdout)
+    assert (EXIT_STORE_UNAVAILABLE, "store_unavailable") == (done.returncode, error["error"])
+    assert "redis://" in error["message"]
+    assert [] == list(cwd.iterdir())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["list"], ["show", "s-1"], ["answer", "s-1", "a=b"], ["delete", "s-1"]],
+    ids=["list", "show", "answer", "delete"],
+)
+def test_commands_other_than_start_never_create_a_store(cwd: Path, args: list[str]) -> None:
+    """On a store path that does not exist (nor its directory), list, show, answer and delete
+    create nothing; the message says the store does not exist yet."""
+    path = cwd / "nonexistent" / "dir" / "x.db"
+    done = _invoke(*args, "--store", str(path))
+    assert done.returncode in (0, EXIT_UNKNOWN_SESSION)
+    assert "does not exist yet" in done.stdout + done.stderr
+    assert [] == list(cwd.iterdir())
+
+
+def test_an_existing_empty_file_is_refused_and_left_empty(cwd: Path) -> None:
+    """start on an existing empty file exits 8 and does not turn it into a database."""
+    (cwd / "empty.db").write_bytes(b"")
+    done = _invoke("start", "Add OAuth login", "--store", "empty.db")
+    assert EXIT_STORE_UNAVAILABLE == done.returncode
+    assert "is an empty file, not a preflight-fsm session store" in done.stderr
+    assert b"" == (cwd / "empty.db").read_bytes()
+
+
+def test_another_applications_database_is_refused_and_left_as_it_was(cwd: Path) -> None:
+    """A SQLite database of another application is refused by start and list (exit 8); it gains
+    no table and stays in its own journal mode."""
+    db = sqlite3.connect(cwd / "app.db")
+    with db:
+        db.execute("CREATE TABLE t (a)")
+    db.close()
+    for args in (["start", "Add OAuth login"], ["list"]):
+        done = _invoke(*args, "--store", "app.db")
+        assert EXIT_STORE_UNAVAILABLE == done.returncode
+        assert "a SQLite database of another application" in done.stderr
+    db = sqlite3.connect(cwd / "app.db")
+    try:
+        assert [("t",)] == db.execute("SELECT name FROM sqlite_master").fetchall()
+        assert ("delete",) == db.execute("PRAGMA journal_mode").fetchone()
+    finally:
+        db.close()
+
+
+def test_the_memory_store_is_refused_on_the_command_line(cwd: Path) -> None:
+    """memory: cannot outlive one command, so the CLI refuses it as a usage error (exit 2)."""
+    done = _invoke("start", "Add OAuth login", "--store", "memory:", "--json")
+    assert (EXIT_USAGE, "usage") == (done.returncode, json.loads(done.stdout)["error"])
+    assert "memory:" in json.loads(done.stdout)["message"]
+
+
+def test_list_never_deletes_an_expired_session(cwd: Path) -> None:
+    """list leaves out a session past its own expiry but does not remove it: it stays in the
+    file, and show then says it expired rather than that it never existed."""
+    session_id = _json(cwd, "start", "Add OAuth login", "--expire-after", "0.001")["session_id"]
+    assert [] == _json(cwd, "list")["sessions"]
+    db = sqlite3.connect(cwd / ".preflight-fsm" / "sessions.sqlite3")
+    try:
+        assert [(session_id,)] == db.execute("SELECT id FROM sessions").fetchall()
+    finally:
+        db.close()
+    assert "session_expired" == json.loads(_invoke("show", session_id, "--json").stdout)["error"]
+
+
+def test_a_session_keeps_the_expiry_it_started_with(cwd: Path) -> None:
+    """--expire-after belongs to start and stays with the session: show reports it through
+    expires_at, and later commands have no option to change it."""
+    started = _json(cwd, "start", "Add OAuth login", "--expire-after", "3600")
+    assert 3600 == pytest.approx(started["expires_at"] - started["updated_at"])
+    shown = _json(cwd, "show", started["session_id"])
+    assert 3600 == pytest.approx(shown["expires_at"] - shown["updated_at"])
+    done = _invoke("answer", started["session_id"], "auth_strategy=1", "--expire-after", "1")
+    assert EXIT_USAGE == done.returncode
+
+
+def test_the_database_file_alone_holds_every_step_once_commands_exit(cwd: Path) -> None:
+    """When no command runs, the steps are in the database file itself (the last connection
+    folds the -wal file in): a copy of the file alone restores the last version."""
+    session_id = _json(cwd, "start", "Improve the feedback form")["session_id"]
+    _json(cwd, "answer", session_id, "change_category=3")
+    _json(cwd, "answer", session_id, "db_type=1")
+    copy = cwd / "copy"
+    copy.mkdir()
+    shutil.copy(cwd / ".preflight-fsm" / "sessions.sqlite3", copy / "sessions.sqlite3")
+    shown = _json(copy, "show", session_id, "--store", "sessions.sqlite3")
+    assert (3, "Done") == (shown["version"], shown["turn"]["state"])
+
+
+def test_a_damaged_store_schema_is_reported_without_a_traceback(cwd: Path) -> None:
+    """A store whose schema text is not UTF-8 (a damaged file) exits 8 with one line."""
+    _json(cwd, "start", "Add OAuth login")
+    path = cwd / ".preflight-fsm" / "sessions.sqlite3"
+    data = path.read_bytes()
+    at = data.index(b"CREATE TABLE sessions")
+    path.write_bytes(data[:at] + b"\xff\xfe" + data[at + 2 :])
+    done = _run(cwd, "list")
+    assert EXIT_STORE_UNAVAILABLE == done.returncode
+    assert done.stderr.startswith("preflight-fsm: ")
+    assert "Traceback" not in done.stderr
+
+
+# -- issue 14: Redis credentials, authentication and durability ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_with_password(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A throw-away redis-server that requires the password 'topsecret'; yields host:port."""
+    with running_redis(
+        tmp_path_factory.mktemp("redis-auth"), options=("--requirepass", "topsecret")
+    ) as url:
+        yield url.removeprefix("redis://").removesuffix("/0")
+
+
+@pytest.mark.parametrize(
+    "userinfo", ["", ":wrongpass@", "default:wrongpass@"], ids=["none", "wrong", "user-wrong"]
+)
+def test_redis_authentication_errors_say_so_without_the_password(
+    cwd: Path, redis_with_password: str, userinfo: str
+) -> None:
+    """A Redis that refuses the credentials exits 8 saying the credentials were refused; the
+    password given never appears in the output."""
+    done = _run(cwd, "list", "--store", f"redis://{userinfo}{redis_with_password}/0", "--json")
+    error = json.loads(done.stdout)
+    assert (EXIT_STORE_UNAVAILABLE, "store_unavailable") == (done.returncode, error["error"])
+    assert "refused the credentials" in error["message"]
+    assert "wrongpass" not in done.stdout + done.stderr
+
+
+def test_the_redis_password_never_appears_in_output(cwd: Path) -> None:
+    """An unreachable Redis named with a password is reported with the password as ***."""
+    done = _run(cwd, "list", "--store", f"redis://:topsecret@127.0.0.1:{free_port()}/0")
+    assert EXIT_STORE_UNAVAILABLE == done.returncode
+    assert "topsecret" not in done.stdout + done.stderr
+    assert ":***@127.0.0.1" in done.stderr
+
+
+def test_the_right_redis_password_works(cwd: Path, redis_with_password: str) -> None:
+    """With the password in the URL, a session starts and answers as on any Redis."""
+    url = f"redis://:topsecret@{redis_with_password}/0"
+    session_id = _json(cwd, "start", "Add OAuth login", "--store", url)["session_id"]
+    assert (
+        "Done"
+        == _json(cwd, "answer", session_id, "auth_strategy=1", "--store", url)["turn"]["state"]
+    )
+
+
+def test_start_warns_when_redis_keeps_sessions_in_memory_only(cwd: Path, redis_url: str) -> None:
+    """On a Redis without AOF or RDB save points, start still works and warns on stderr that a
+    restart loses every session."""
+    flush(redis_url)
+    done = _run(cwd, "start", "Add OAuth login", "--store", redis_url, "--json")
+    assert 0 == done.returncode
+    assert "warning" in done.stderr
+    assert "appendonly" in done.stderr
+    json.loads(done.stdout)  # the warning never mixes into the JSON
+
+
+# -- issue 14: answers typed as in chat ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "category"),
+    [
+        (["change_category=2"], "Backend"),
+        (["change_category= 4 "], "Authentication"),
+        (["change_category=Infra"], "Infra"),
+    ],
+    ids=["number", "padded-number", "name"],
+)
+def test_answer_maps_numbers_to_options_as_chat_does(
+    cwd: Path, args: list[str], category: str
+) -> None:
+    """A number given for a choice question picks that option, counted from 1 as chat shows."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _ok("answer", session_id, *args)
+    assert category == done["answers"]["change_category"]
+
+
+def test_answer_text_sends_a_number_as_text(cwd: Path) -> None:
+    """--text sends key=value answers as typed: 2 is then a custom category text (C5), which
+    names no category, so the change is filed under Other."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _ok("answer", session_id, "change_category=2", "--text")
+    assert ("Done", "Other") == (done["turn"]["state"], done["turn"]["patch"]["category"])
+
+
+def test_answer_refuses_a_number_that_is_no_option(cwd: Path) -> None:
+    """A number outside the options exits 2 naming the range and --text; nothing is written."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "change_category=9")
+    assert EXIT_USAGE == done.returncode
+    assert "choose a number from 1 to 6" in done.stderr
+    assert 1 == _ok("show", session_id)["version"]
+
+
+def test_an_empty_value_is_an_error_naming_the_key_not_a_decline(cwd: Path) -> None:
+    """answer KEY= (an unset shell variable) exits 2 naming the key and skip; the session is
+    untouched and still asks its question."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "change_category=", "--json")
+    error = json.loads(done.stdout)
+    assert (EXIT_USAGE, "usage") == (done.returncode, error["error"])
+    assert "change_category=skip" in error["message"]
+    assert (1, "NeedCategory") == (
+        _ok("show", session_id)["version"],
+        _ok("show", session_id)["turn"]["state"],
+    )
+
+
+def test_skip_declines_the_question(cwd: Path) -> None:
+    """answer KEY=skip declines: NoPatch, the question left unanswered (C5)."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    assert "NoPatch" == _ok("answer", session_id, "auth_strategy=skip")["turn"]["state"]
+
+
+def test_a_malformed_pair_names_no_unrelated_question(cwd: Path) -> None:
+    """'foo' is refused with how to find the current question's id, not another question's."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "foo")
+    assert EXIT_USAGE == done.returncode
+    assert "auth_strategy" not in done.stderr
+    assert "preflight-fsm show SESSION_ID" in done.stderr
+
+
+# -- issue 14: one error format, no tracebacks -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["answer", "ID", "foo"], EXIT_USAGE),
+        (["answer", "ID", "colour=blue"], EXIT_INVALID_ANSWERS),
+        (["answer", "ID"], EXIT_USAGE),
+        (["answer"], EXIT_USAGE),
+        (["show", "nope"], EXIT_UNKNOWN_SESSION),
+        (["start", " "], EXIT_USAGE),
+        (["start", "x", "--expire-after", "-1"], EXIT_USAGE),
+        (["list", "--bogus"], EXIT_USAGE),
+        (["bogus"], EXIT_USAGE),
+    ],
+    ids=[
+        "malformed-pair",
+        "refused",
+        "no-answers",
+        "no-session-id",
+        "unknown",
+        "blank-intention",
+        "bad-option-value",
+        "unknown-option",
+        "unknown-command",
+    ],
+)
+def test_every_json_error_is_one_object_on_stdout(cwd: Path, args: list[str], code: int) -> None:
+    """With --json, each failure prints exactly one JSON object on stdout holding error,
+    message and exit_code, and exits with that code; nothing goes to stderr."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    args = [session_id if arg == "ID" else arg for arg in args]
+    done = _invoke(*args, "--json")
+    error = json.loads(done.stdout)
+    assert code == done.returncode == error["exit_code"]
+    assert {"error", "message", "exit_code"} <= set(error)
+    assert "" == done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["answer", "ID", "foo"], ["show", "nope"], ["list", "--bogus"], ["start"]],
+    ids=["usage", "unknown-session", "unknown-option", "missing-argument"],
+)
+def test_every_error_line_has_one_prefix(cwd: Path, args: list[str]) -> None:
+    """Without --json, every failure's message starts with 'preflight-fsm: ' on stderr."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke(*[session_id if arg == "ID" else arg for arg in args])
+    assert 0 != done.returncode
+    assert done.stderr.startswith("preflight-fsm: ")
+
+
+def test_deeply_nested_json_answers_are_a_usage_error(cwd: Path) -> None:
+    """A 100,000-deep JSON array on stdin exits 2 saying it is nested too deeply (no
+    RecursionError)."""
+    session_id = _json(cwd, "start", "Add OAuth login")["session_id"]
+    done = _run(cwd, "answer", session_id, "-", stdin="[" * 100_000 + "]" * 100_000)
+    assert EXIT_USAGE == done.returncode
+    assert "nested too deeply" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_undecodable_arguments_and_stdin_are_usage_errors(cwd: Path) -> None:
+    """Bytes that are not UTF-8 in an argument or on stdin exit 2 with one line, no traceback."""
+    session_id = _json(cwd, "start", "Add OAuth login")["session_id"]
+    for argv, stdin in (
+        ([COMMAND.encode(), b"start", b"Add \xff login"], b""),
+        ([COMMAND.encode(), b"answer", session_id.encode(), b"auth_strategy=\xff"], b""),
+        ([COMMAND.encode(), b"answer", session_id.encode(), b"-"], b'{"auth_strategy": "\xff"}'),
+    ):
+        done = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, check=False)
+        assert EXIT_USAGE == done.returncode
+        assert b"not UTF-8" in done.stderr
+        assert b"Traceback" not in done.stderr
+    assert 1 == _json(cwd, "show", session_id)["version"]
+
+
+# -- issue 14: snapshots out, version, list ----------------------------------------------------
+
+
+def test_show_snapshot_writes_a_snapshot_the_engine_and_diagram_read(cwd: Path) -> None:
+    """show --snapshot FILE writes the session's snapshot: it restores to the same turn, and
+    `diagram --snapshot FILE` draws its path."""
+    from preflight_fsm import ClarificationMachine
+
+    session_id = _ok("start", "Improve the feedback form")["session_id"]
+    _ok("answer", session_id, "change_category=3")
+    assert 0 == _invoke("show", session_id, "--snapshot", "session.json").returncode
+    restored = ClarificationMachine.from_snapshot((cwd / "session.json").read_text())
+    assert ("NeedPrimaryField", ("db_type",)) == (restored.state, restored.turn.missing_info)
+    assert (cwd / "session.json").read_text().strip() == _invoke(
+        "show", session_id, "--snapshot", "-"
+    ).stdout.strip()
+    drawn = _run(cwd, "diagram", "--snapshot", "session.json")
+    assert 0 == drawn.returncode, drawn.stderr
+
+
+def test_version_prints_the_installed_version(cwd: Path) -> None:
+    """--version prints the package's version and exits 0."""
+    from importlib.metadata import version
+
+    done = _invoke("--version")
+    assert (0, f"preflight-fsm {version('preflight-fsm')}\n") == (done.returncode, done.stdout)
+
+
+def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
+    """list puts the most recently changed session first, with its state and age."""
+    older = _json(cwd, "start", "Add OAuth login")["session_id"]
+    newer = _json(cwd, "start", "Improve the feedback form")["session_id"]
+    _json(cwd, "answer", older, "auth_strategy=1")
+    listed = _json(cwd, "list")["sessions"]
+    assert [older, newer] == [s["session_id"] for s in listed]
+    rows = _run(cwd, "list").stdout.splitlines()
+    assert [older, "Done"] == rows[1].split()[:2]
+    assert "ago" in rows[1]

@@ -226,7 +226,7 @@ def test_check_unreadable_input_exits_2(text: str) -> None:
     """Input that is no JSON item exits with the distinct code 2 and says why on stderr."""
     result = run_check("-", stdin=text)
     assert 2 == result.exit_code
-    assert "preflight-fsm check: -:" in result.stderr
+    assert result.stderr.startswith("preflight-fsm: -: ")
 
 
 def test_check_missing_file_exits_2(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from preflight_fsm.errors import (
     SessionStoreError,
     StoreUnavailable,
 )
-from preflight_fsm.store import SessionStore, SqliteStore, StoredSession, open_store
+from preflight_fsm.store import SessionEntry, SessionStore, SqliteStore, StoredSession, open_store
 from store_backends import BACKENDS, DURABLE_BACKENDS, FakeClock, flush, open_backend, running_redis
 
 MINUTE = 60.0
@@ -235,16 +236,17 @@ def test_writing_an_expired_session_is_expired(store: SessionStore, clock: FakeC
         store.get("s1")
 
 
-def test_list_leaves_out_and_removes_expired_sessions(
+def test_list_leaves_out_expired_sessions_without_removing_them(
     store: SessionStore, clock: FakeClock
 ) -> None:
-    """list() drops sessions past their expiry, and they are then unknown."""
+    """list() leaves out sessions past their expiry but writes nothing: reading one afterwards
+    still says it expired (not that it never existed)."""
     store.create("old", "x")
     clock.advance(20 * MINUTE)
     store.create("new", "y")
     clock.advance(10 * MINUTE)
     assert ["new"] == store.list()
-    with pytest.raises(SessionNotFound):
+    with pytest.raises(SessionExpired):
         store.get("old")
 
 
@@ -400,7 +402,8 @@ def test_the_sqlite_store_runs_in_wal_mode_with_the_chosen_sync(
     with SqliteStore(tmp_path / "s.sqlite3", **options) as store:
         store.create("s1", "x")
         db = store._db
-        assert ("wal", expected) == (
+        assert db is not None
+        assert (b"wal", expected) == (
             db.execute("PRAGMA journal_mode").fetchone()[0],
             db.execute("PRAGMA synchronous").fetchone()[0],
         )
@@ -436,3 +439,129 @@ def test_store_errors_survive_pickling(error: SessionStoreError) -> None:
 
     again = pickle.loads(pickle.dumps(error))
     assert (type(error), str(error), vars(error)) == (type(again), str(again), vars(again))
+
+
+# -- issue 14: per-session expiry and flow, stores never adopted or lost unseen ----------------
+
+
+def test_each_session_keeps_its_own_expiry(backend: str, location: str, clock: FakeClock) -> None:
+    """create(expire_after=) stays with the session: a store opened later with another default
+    expires it on its own schedule, and sessions without one use the default they were made
+    with."""
+    with open_backend(backend, location, clock=clock) as store:
+        store.create("short", "x", expire_after=60)
+        store.create("long", "y")
+        clock.advance(61)
+        # memory: sessions live in the store object itself, so it stays open for the check
+        again = store if backend == "memory" else open_backend(backend, location, clock=clock)
+        try:
+            with pytest.raises(SessionExpired, match="1 minute"):
+                again.get("short")
+            assert (30 * MINUTE, "y") == (
+                again.get("long").expire_after,
+                again.get("long").snapshot,
+            )
+        finally:
+            if again is not store:
+                again.close()
+
+
+def test_entries_list_a_flows_sessions_without_their_snapshots(store: SessionStore) -> None:
+    """entries(flow=F) gives the metadata of the sessions created on flow F, sorted by id (C10);
+    entries() gives every live session."""
+    store.create("b", "x", flow="f1")
+    store.create("a", "x", flow="f1")
+    store.create("c", "x", flow="f2")
+    on_f1 = store.entries(flow="f1")
+    assert ["a", "b"] == [e.id for e in on_f1 if isinstance(e, SessionEntry)]
+    assert ["a", "b", "c"] == [e.id for e in store.entries() if isinstance(e, SessionEntry)]
+
+
+def test_a_missing_sqlite_store_opened_without_create_reads_as_empty(tmp_path: Path) -> None:
+    """SqliteStore(create=False) on a path that does not exist creates neither the file nor its
+    directory, lists nothing and knows no session."""
+    path = tmp_path / "not" / "here.sqlite3"
+    with SqliteStore(path, create=False) as store:
+        assert ([], False) == (store.list(), store.exists)
+        with pytest.raises(SessionNotFound):
+            store.get("s1")
+    assert [] == list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_writing_to_a_store_removed_or_replaced_under_it_is_refused(
+    tmp_path: Path, change: str
+) -> None:
+    """When the store's file is removed or replaced while a process has it open, that process's
+    next write raises StoreUnavailable instead of landing in a file nobody will read again."""
+    directory = tmp_path / ".preflight-fsm"
+    with SqliteStore(directory / "sessions.sqlite3") as store:
+        store.create("s1", "x")
+        if change == "removed":
+            shutil.rmtree(directory)
+        else:
+            (directory / "sessions.sqlite3").rename(directory / "old.sqlite3")
+            with SqliteStore(directory / "sessions.sqlite3"):
+                pass
+        with pytest.raises(StoreUnavailable, match="removed or replaced"):
+            store.put("s1", "y", expected_version=1)
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["reddis://localhost:6379/0", "http://x", "s3:bucket", "sqlite://relative.db"],
+    ids=["mistyped-redis", "http", "other-scheme", "sqlite-not-absolute"],
+)
+def test_open_store_refuses_locations_it_cannot_be(tmp_path: Path, location: str) -> None:
+    """A location with an unknown scheme is refused naming what is accepted; nothing is made."""
+    with pytest.raises(StoreUnavailable, match=r"a SQLite file path|absolute"):
+        open_store(location)
+    assert [] == list(tmp_path.iterdir())
+
+
+def test_two_processes_creating_the_same_store_share_one(tmp_path: Path) -> None:
+    """Stores created at the same path by two openers are one store: both see each session."""
+    path = tmp_path / "s.sqlite3"
+    with SqliteStore(path) as first, SqliteStore(path) as second:
+        first.create("s1", "x")
+        assert "x" == second.get("s1").snapshot
+
+
+def test_redis_durability_warning_names_the_missing_persistence(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """durability_warning() explains that a Redis without AOF or save points loses sessions on
+    restart, and says nothing about one with appendonly yes."""
+    from preflight_fsm.store.redis import RedisStore
+
+    with RedisStore(redis_url) as store:
+        assert "appendonly" in (store.durability_warning() or "")
+    with (
+        running_redis(tmp_path, options=("--appendonly", "yes")) as durable,
+        RedisStore(durable) as store,
+    ):
+        assert store.durability_warning() is None
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(1, "after 1 second without"), (2, "after 2 seconds without"), (0.5, "after 0.5 seconds")],
+    ids=["one", "two", "half"],
+)
+def test_the_expiry_message_says_the_duration_in_good_english(seconds: float, said: str) -> None:
+    """SessionExpired says '1 second', never '1 seconds'."""
+    assert said in str(SessionExpired("s1", seconds))
+
+
+def test_a_store_of_the_unreleased_first_layout_is_named_as_such(tmp_path: Path) -> None:
+    """A store written before stores were marked (layout 1) is refused saying what it is."""
+    path = tmp_path / "sessions.sqlite3"
+    db = sqlite3.connect(path)
+    with db:
+        db.execute(
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL, "
+            "snapshot TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL)"
+        )
+    db.close()
+    with pytest.raises(StoreUnavailable, match="earlier, unreleased preflight-fsm"):
+        SqliteStore(path)

@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from preflight_fsm import ClarificationMachine, InvalidAnswers, InvalidIntention, SessionFinished
-from preflight_fsm.errors import CorruptSession, SessionConflict, SessionExpired, SessionNotFound
+from preflight_fsm.errors import (
+    CorruptSession,
+    SessionConflict,
+    SessionExpired,
+    SessionNotFound,
+    SnapshotFlowMismatch,
+)
+from preflight_fsm.flow import default_flow, flow_from_data
 from preflight_fsm.store import MemoryStore, Sessions, SessionState, SessionStore
+from preflight_fsm.store.sessions import open_envelope, seal_envelope
 from store_backends import BACKENDS, FakeClock, flush, open_backend, running_redis
 
 
@@ -212,7 +220,8 @@ def test_a_tampered_snapshot_is_reported_for_that_session_only(
     bad = sessions.start("Add OAuth login").id
     good = sessions.start("Add OAuth login").id
     record = store.get(bad)
-    store.put(bad, change(record.snapshot), expected_version=record.version)
+    inside = change(open_envelope(bad, record.snapshot))
+    store.put(bad, seal_envelope(bad, inside), expected_version=record.version)
     with pytest.raises(CorruptSession, match=problem) as caught:
         sessions.show(bad)
     assert bad == caught.value.session_id
@@ -224,3 +233,62 @@ def test_a_tampered_snapshot_is_reported_for_that_session_only(
     assert "Done" == sessions.answer(good, {"auth_strategy": "OAuth"}).turn.state
     sessions.delete(bad)
     assert [good] == [s.id for s in sessions.list() if isinstance(s, SessionState)]
+
+
+def test_a_snapshot_copied_under_another_id_is_refused(
+    sessions: Sessions, store: SessionStore
+) -> None:
+    """A stored session copied to a new id (a Redis hash copied to a new key) is not a second live
+    session: it is CorruptSession, naming the session the snapshot belongs to."""
+    original = sessions.start("Add OAuth login").id
+    store.create("copy", store.get(original).snapshot)
+    with pytest.raises(CorruptSession, match=f"belongs to session '{original}'"):
+        sessions.answer("copy", {"auth_strategy": "OAuth"})
+    assert "NeedPrimaryField" == sessions.show(original).turn.state
+
+
+def test_a_bare_snapshot_without_its_envelope_is_refused(
+    sessions: Sessions, store: SessionStore
+) -> None:
+    """A row holding a bare snapshot (not written through Sessions) names no session: corrupt."""
+    original = sessions.start("Add OAuth login").id
+    store.create("bare", open_envelope(original, store.get(original).snapshot))
+    with pytest.raises(CorruptSession, match="not a session envelope"):
+        sessions.show("bare")
+
+
+def test_expiry_and_flow_are_kept_per_session(sessions: Sessions, store: SessionStore) -> None:
+    """start(expire_after=) stays with that session, beside its flow's fingerprint; the store's
+    own default applies to sessions started without one."""
+    short = sessions.start("Add OAuth login", expire_after=60).id
+    default = sessions.start("Add OAuth login").id
+    assert (60.0, store.expire_after) == (
+        store.get(short).expire_after,
+        store.get(default).expire_after,
+    )
+    assert {default_flow().fingerprint} == {store.get(i).flow for i in (short, default)}
+
+
+def test_a_session_of_another_flow_is_refused_as_such_not_as_corrupt(
+    sessions: Sessions, store: SessionStore
+) -> None:
+    """Restoring a session with a flow other than the one it started on raises
+    SnapshotFlowMismatch naming both fingerprints (C10), never CorruptSession."""
+    session_id = sessions.start("Add OAuth login").id
+    other = flow_from_data({"name": "other", "limits": {"max_turns": 4}})
+    with pytest.raises(SnapshotFlowMismatch, match=default_flow().fingerprint):
+        Sessions(store, flow=other).show(session_id)
+
+
+def test_create_stores_a_machine_already_stepped(sessions: Sessions, store: SessionStore) -> None:
+    """create(machine) stores a session that took steps before it was stored (a server that
+    takes the first answers with the intention) at version 1, enveloped and with its flow."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Database"})
+    record = sessions.create(machine, expire_after=120)
+    assert (1, 120.0, default_flow().fingerprint) == (
+        record.version,
+        record.expire_after,
+        record.flow,
+    )
+    assert "Done" == sessions.answer(record.id, {"db_type": "MySQL"}).turn.state

@@ -191,7 +191,7 @@ def _duration(seconds: float) -> str:
     if seconds >= 60 and seconds % 60 == 0:
         minutes = int(seconds // 60)
         return f"{minutes} minute{'s' if minutes != 1 else ''}"
-    return f"{seconds:g} seconds"
+    return f"{seconds:g} second{'s' if seconds != 1 else ''}"
 
 
 def _describe(feedback: dict[str, Any]) -> str:

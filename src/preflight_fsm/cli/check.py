@@ -190,8 +190,9 @@ def check(
         items = parse_items(_read(file))
         findings = check_items(items)
     except UnreadableInput as exc:
-        typer.echo(f"preflight-fsm check: {file}: {exc}", err=True)
-        raise typer.Exit(code=EXIT_UNREADABLE) from None
+        from preflight_fsm.cli.report import CommandFailed
+
+        raise CommandFailed("unreadable_input", f"{file}: {exc}", EXIT_UNREADABLE) from None
     if as_json:
         report = {"checked": len(items), "violations": [f.to_dict() for f in findings]}
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))

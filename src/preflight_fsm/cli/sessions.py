@@ -1,45 +1,51 @@
 """Stored sessions from the shell: ``start``, ``answer``, ``show``, ``list``, ``delete``.
 
-Each command is one short process: it opens the store (``--store``, else ``PREFLIGHT_FSM_STORE``,
-else ``.preflight-fsm/sessions.sqlite3`` in the working directory), does one thing through
+Each command is one short process: it opens the store (``cli/stores.py``), does one thing through
 :class:`~preflight_fsm.store.Sessions`, prints it (``--json`` for scripts) and exits with one of
-the stable codes below (``docs/sessions.md``). ``chat --session`` resumes a stored session
-interactively through :func:`stored_machine`.
+the stable codes of ``cli/report.py`` (``docs/sessions.md``). ``chat --session`` resumes a stored
+session interactively through :func:`stored_machine`. The engine is imported inside each command,
+so ``--help`` does not pay for it.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 import weakref
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from preflight_fsm.cli import app
-from preflight_fsm.errors import (
-    CorruptSession,
-    InvalidAnswers,
-    InvalidFlow,
-    InvalidIntention,
-    PreflightFsmError,
-    SessionConflict,
-    SessionExpired,
-    SessionFinished,
-    SessionNotFound,
-    StoreUnavailable,
+from preflight_fsm.cli.report import (
+    EXIT_CONFLICT,
+    EXIT_CORRUPT,
+    EXIT_FINISHED,
+    EXIT_INVALID_ANSWERS,
+    EXIT_OK,
+    EXIT_STORE_UNAVAILABLE,
+    EXIT_UNKNOWN_SESSION,
+    EXIT_USAGE,
+    CommandFailed,
+    check_text,
+    reported,
+    usage_error,
 )
-from preflight_fsm.flow import Flow, load_flow
-from preflight_fsm.machine import ClarificationMachine
-from preflight_fsm.store import Sessions, SessionState, StoredSession, open_store
-from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
-from preflight_fsm.turn import Turn
+from preflight_fsm.cli.stores import ExpireOption, FlowOption, StoreOption, open_sessions
+
+if TYPE_CHECKING:
+    from preflight_fsm.errors import CorruptSession
+    from preflight_fsm.flow import Flow
+    from preflight_fsm.machine import ClarificationMachine
+    from preflight_fsm.store import SessionState
+    from preflight_fsm.turn import Turn
 
 __all__ = [
-    "EXIT_CODES",
+    "DEFAULT_EXPIRE_AFTER",
     "EXIT_CONFLICT",
     "EXIT_CORRUPT",
     "EXIT_FINISHED",
@@ -48,186 +54,85 @@ __all__ = [
     "EXIT_STORE_UNAVAILABLE",
     "EXIT_UNKNOWN_SESSION",
     "EXIT_USAGE",
-    "parse_answers",
+    "ExpireOption",
+    "FlowOption",
+    "StoreOption",
+    "parse_pairs",
     "stored_machine",
 ]
 
-EXIT_OK: Final = 0
-EXIT_USAGE: Final = 2
-"""Bad arguments or options, malformed answers input, an invalid intention or flow file."""
-EXIT_INVALID_ANSWERS: Final = 3
-"""The engine refused the answers; its structured feedback (C5) is printed as JSON."""
-EXIT_UNKNOWN_SESSION: Final = 4
-"""No such session: never created, deleted, or expired (the message says which)."""
-EXIT_CONFLICT: Final = 5
-"""Another process stepped the session first; nothing was written."""
-EXIT_FINISHED: Final = 6
-"""The session already ended (Done or NoPatch); it takes no more answers."""
-EXIT_CORRUPT: Final = 7
-"""The stored session is unreadable or was tampered with."""
-EXIT_STORE_UNAVAILABLE: Final = 8
-"""The store cannot be opened or reached."""
-
-EXIT_CODES: Final[dict[type[PreflightFsmError], tuple[int, str]]] = {
-    SessionNotFound: (EXIT_UNKNOWN_SESSION, "session_not_found"),
-    SessionExpired: (EXIT_UNKNOWN_SESSION, "session_expired"),
-    SessionConflict: (EXIT_CONFLICT, "session_conflict"),
-    SessionFinished: (EXIT_FINISHED, "session_finished"),
-    CorruptSession: (EXIT_CORRUPT, "corrupt_session"),
-    StoreUnavailable: (EXIT_STORE_UNAVAILABLE, "store_unavailable"),
-    InvalidIntention: (EXIT_USAGE, "invalid_intention"),
-    InvalidFlow: (EXIT_USAGE, "invalid_flow"),
-}
-"""How each error ends a command: its exit code and the ``error`` name ``--json`` prints."""
+DEFAULT_EXPIRE_AFTER = 30 * 60.0  # preflight_fsm.store.DEFAULT_EXPIRE_AFTER, without importing it
 
 _EXIT_HELP = (
     "Exit codes: "
     f"{EXIT_OK} done; "
     f"{EXIT_USAGE} usage error; "
-    f"{EXIT_INVALID_ANSWERS} answers refused (feedback JSON on stdout); "
+    f"{EXIT_INVALID_ANSWERS} answers refused; "
     f"{EXIT_UNKNOWN_SESSION} unknown or expired session; "
     f"{EXIT_CONFLICT} conflict (another process stepped it first); "
     f"{EXIT_FINISHED} session already finished; "
     f"{EXIT_CORRUPT} corrupt session; "
-    f"{EXIT_STORE_UNAVAILABLE} store unavailable."
+    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store. "
+    "With --json every error is one JSON object on standard output."
 )
 
-# -- shared options ----------------------------------------------------------------------------
-
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        metavar="URL_OR_PATH",
-        help="A SQLite file path or a redis:// URL. Default: $PREFLIGHT_FSM_STORE, else "
-        ".preflight-fsm/sessions.sqlite3 in the working directory.",
-        show_default=False,
-    ),
-]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
-ExpireOption = Annotated[
-    float,
-    typer.Option(
-        "--expire-after",
-        metavar="SECONDS",
-        envvar="PREFLIGHT_FSM_EXPIRE_AFTER",
-        callback=lambda value: _positive(value),
-        help="Seconds without a step after which a session expires.",
-    ),
-]
-
-
-def _positive(value: float) -> float:
-    if not value > 0:
-        raise typer.BadParameter(f"must be a positive number of seconds, not {value:g}")
-    return value
-
-
-FlowOption = Annotated[
-    Path | None,
-    typer.Option("--flow", metavar="FLOW.toml", help="The flow file the sessions run on."),
-]
 SessionArgument = Annotated[str, typer.Argument(metavar="SESSION_ID", show_default=False)]
 
 
-@contextmanager
-def _sessions(
-    store: str | None, flow: Path | None, expire_after: float, as_json: bool
-) -> Iterator[Sessions]:
-    """The Sessions service on the chosen store, closed afterwards; errors end the command."""
-    with _reported(as_json):
-        loaded: Flow | None = load_flow(flow) if flow is not None else None
-        opened = open_store(store, expire_after=expire_after)
-        try:
-            yield Sessions(opened, flow=loaded)
-        finally:
-            opened.close()
+def _reported(as_json: bool = False) -> AbstractContextManager[None]:
+    """Errors of the engine and the store as this CLI reports them (``cli/report.py``).
 
-
-@contextmanager
-def _reported(as_json: bool) -> Iterator[None]:
-    """Turn the errors a session command expects into their message and exit code."""
-    try:
-        yield
-    except InvalidAnswers as error:
-        # The structured feedback is the result a script needs, so it goes to stdout either way.
-        typer.echo(json.dumps(error.feedback, ensure_ascii=False, indent=None if as_json else 2))
-        if not as_json:
-            typer.echo(
-                "preflight-fsm: the answers were not accepted; nothing was recorded", err=True
-            )
-        raise typer.Exit(EXIT_INVALID_ANSWERS) from None
-    except tuple(EXIT_CODES) as error:
-        _fail(error, as_json)
-
-
-def _fail(error: PreflightFsmError, as_json: bool) -> NoReturn:
-    code, name = next(v for k, v in EXIT_CODES.items() if isinstance(error, k))
-    if as_json:
-        payload: dict[str, Any] = {"error": name, "message": str(error), "exit_code": code}
-        session_id = getattr(error, "session_id", None)
-        if session_id is not None:
-            payload["session_id"] = session_id
-        typer.echo(json.dumps(payload, ensure_ascii=False))
-    else:
-        typer.echo(f"preflight-fsm: {error}", err=True)
-    raise typer.Exit(code)
+    Kept under its old name for command modules written against it (``cli/mcp.py``); new code
+    uses :func:`preflight_fsm.cli.report.reported`. ``as_json`` is decided from the command line.
+    """
+    return reported()
 
 
 # -- answers input -------------------------------------------------------------------------------
 
 
-def _Usage(message: str) -> typer.BadParameter:  # noqa: N802 - reads as the exception it makes
-    """A usage error about the answers (exit 2, with the usage line), via typer's public API."""
-    return typer.BadParameter(message, param_hint="answers")
-
-
-def parse_answers(pairs: list[str], answers_json: str | None, stdin: str | None) -> dict[str, Any]:
-    """One step's answers from ``key=value`` pairs, a JSON object, or JSON read from stdin.
-
-    Exactly one source; a repeated key collects its values in a list (the engine refuses several
-    values for a single choice, C5). Raises typer.BadParameter (a usage error) for malformed input.
-    """
-    if pairs == ["-"]:
-        if answers_json is not None:
-            raise _Usage("give the answers as '-' (stdin) or --answers, not both")
-        return _json_object(stdin or "", "standard input")
-    if answers_json is not None:
-        if pairs:
-            raise _Usage("give the answers as key=value pairs or --answers, not both")
-        return _json_object(answers_json, "--answers")
-    if not pairs:
-        raise _Usage(
-            "no answers given: pass key=value pairs, --answers '{json}', or - for JSON on stdin"
-        )
-    answers: dict[str, Any] = {}
+def parse_pairs(pairs: list[str]) -> list[tuple[str, str]]:
+    """``key=value`` arguments as (key, value) pairs, split at the first ``=``; a usage error
+    (CommandFailed) for one without ``=`` or without a key."""
+    parsed: list[tuple[str, str]] = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise _Usage(f"{pair!r} is not key=value (e.g. auth_strategy=OAuth)")
-        key = key.strip()
-        if key in answers:
-            previous = answers[key]
-            answers[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            answers[key] = value
-    return answers
+            raise usage_error(
+                f"{pair!r} is not question_id=answer; `preflight-fsm show SESSION_ID` lists the "
+                "questions of the current turn with their ids"
+            )
+        parsed.append((key.strip(), value))
+    return parsed
 
 
-def _json_object(text: str, source: str) -> dict[str, Any]:
+def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise usage_error(
+                f"{source} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from None
+    check_text(data, source)
     try:
-        data = json.loads(text)
+        answers = json.loads(data)
+    except RecursionError:
+        raise usage_error(f"{source} is nested too deeply to be answers") from None
     except ValueError as exc:
-        raise _Usage(f"{source} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _Usage(f"{source} must be a JSON object of question ids to answers")
-    return data
+        raise usage_error(f"{source} is not valid JSON: {exc}") from None
+    if not isinstance(answers, dict):
+        raise usage_error(
+            f'{source} must be a JSON object of question ids to answers: {{"id": "…"}}'
+        )
+    return answers
 
 
 # -- output --------------------------------------------------------------------------------------
 
 
-def _print_state(state: SessionState, as_json: bool) -> None:
+def _print_state(state: SessionState, as_json: bool, flow: Flow | None) -> None:
     if as_json:
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
@@ -237,42 +142,46 @@ def _print_state(state: SessionState, as_json: bool) -> None:
         f"state    {turn.state} (turn {turn.number}, progress {turn.progress:g}, "
         f"version {state.version})",
         "",
-        *_describe_turn(turn),
+        *_describe_turn(turn, flow),
     ]
     if not turn.finished:
         lines += ["", f"answer:  preflight-fsm answer {state.id} {_example(turn)}"]
     typer.echo("\n".join(lines))
 
 
-def _describe_turn(turn: Turn) -> list[str]:
+def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
     if turn.finished:
-        from preflight_fsm.cli.chat import render_outcome
+        from preflight_fsm.cli.render import render_outcome
 
-        return render_outcome(turn).splitlines()
+        return render_outcome(turn, flow).splitlines()
     lines: list[str] = []
     for question in turn.questions:
         if question.depends_on_question_id is not None:
             lines.append(
-                f"  if {question.depends_on_value}: also send "
-                f"{question.id}=TEXT ({question.question})"
+                f"  if {question.depends_on_value}: also send {question.id}=TEXT "
+                f"({question.question})"
             )
             continue
+        # The id is shown because `answer` takes it as the key.
         lines.append(f"{question.question}  [{question.id}]")
-        lines += [f"  - {option}" for option in question.options or ()]
+        lines += [f"  {n}. {option}" for n, option in enumerate(question.options or (), start=1)]
         if question.type == "free_text":
             lines.append("  (free text)")
+    lines.append("  (a number picks that option; skip declines the question)")
     return lines
 
 
 def _example(turn: Turn) -> str:
     question = next(q for q in turn.questions if q.depends_on_question_id is None)
-    if question.options:
-        return f"{question.id}={_quoted(question.options[0])}"
-    return f"{question.id}=TEXT"
+    return f"{question.id}={'1' if question.options else 'TEXT'}"
 
 
-def _quoted(text: str) -> str:
-    return text if text.replace("/", "").replace("-", "").isalnum() else f"'{text}'"
+def _age(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
 
 
 # -- the commands --------------------------------------------------------------------------------
@@ -289,9 +198,9 @@ def start(
     expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Start a stored session; print its id and first turn."""
-    with _sessions(store, flow, expire_after, as_json) as sessions:
-        state = sessions.start(intention)
-    _print_state(state, as_json)
+    with open_sessions(store, flow, create=True, warn=True) as (sessions, _):
+        state = sessions.start(intention, expire_after=expire_after)
+    _print_state(state, as_json, sessions.flow)
 
 
 @app.command(epilog=_EXIT_HELP)
@@ -301,42 +210,106 @@ def answer(
         list[str] | None,
         typer.Argument(
             metavar="ANSWERS",
-            help="question_id=value pairs, or - to read a JSON object from standard input.",
+            help="question_id=answer pairs (a number picks that option, skip declines), or - "
+            "to read a JSON object from standard input.",
             show_default=False,
         ),
     ] = None,
     answers_json: Annotated[
         str | None,
         typer.Option(
-            "--answers", metavar="JSON", help='The answers as a JSON object: {"id": "value"}.'
+            "--answers",
+            metavar="JSON",
+            help='The answers as a JSON object, sent as given: {"id": "value"}.',
         ),
     ] = None,
+    literal: Annotated[
+        bool,
+        typer.Option("--text", help="Send key=value answers as typed: numbers stay text."),
+    ] = False,
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
-    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Answer the session's current turn; print the next turn or the outcome."""
     pairs = pairs or []
-    stdin = sys.stdin.read() if pairs == ["-"] else None
-    answers = parse_answers(pairs, answers_json, stdin)
-    with _sessions(store, flow, expire_after, as_json) as sessions:
-        state = sessions.answer(session_id, answers)
-    _print_state(state, as_json)
+    given: dict[str, Any] | None = None
+    parsed: list[tuple[str, str]] = []
+    if pairs == ["-"]:
+        if answers_json is not None:
+            raise usage_error("give the answers as - (standard input) or --answers, not both")
+        given = _json_answers(sys.stdin.buffer.read(), "standard input")
+    elif answers_json is not None:
+        if pairs:
+            raise usage_error("give the answers as key=value pairs or --answers, not both")
+        given = _json_answers(answers_json, "--answers")
+    elif not pairs:
+        raise usage_error(
+            "no answers given: pass question_id=answer pairs, --answers '{json}', or - for JSON "
+            "on standard input"
+        )
+    else:
+        parsed = parse_pairs(pairs)
+    from preflight_fsm.cli.render import question_texts, render_feedback
+    from preflight_fsm.cli.replies import RefusedReply, answers_from_pairs
+    from preflight_fsm.errors import InvalidAnswers
+
+    with open_sessions(store, flow, warn=True) as (sessions, shown):
+        machine, record = sessions.load(session_id)
+        if given is None:
+            try:
+                given = answers_from_pairs(machine.turn, parsed, literal=literal)
+            except RefusedReply as refused:
+                raise usage_error(str(refused)) from None
+        try:
+            machine.step(given)
+        except InvalidAnswers as refused:
+            texts = question_texts(machine.flow)
+            raise CommandFailed(
+                "invalid_answers",
+                "the answers were not accepted; nothing was recorded",
+                EXIT_INVALID_ANSWERS,
+                details={"session_id": session_id, "store": shown, "feedback": refused.feedback},
+                lines=tuple(render_feedback(refused.feedback, texts).splitlines()),
+            ) from None
+        saved = sessions.save(session_id, machine, record.version)
+        state = sessions.state_of(saved, machine)
+    _print_state(state, as_json, machine.flow)
 
 
 @app.command(epilog=_EXIT_HELP)
 def show(
     session_id: SessionArgument,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--snapshot",
+            metavar="FILE",
+            help="Also write the session's snapshot (JSON) to FILE; - writes only the snapshot, "
+            "to standard output (for `diagram --snapshot`, or ClarificationMachine.from_snapshot).",
+            dir_okay=False,
+        ),
+    ] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
-    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Print where a stored session stands, without changing it."""
-    with _sessions(store, flow, expire_after, as_json) as sessions:
-        state = sessions.show(session_id)
-    _print_state(state, as_json)
+    if snapshot is not None and str(snapshot) == "-" and as_json:
+        raise usage_error("--snapshot - writes the snapshot to standard output: leave out --json")
+    with open_sessions(store, flow) as (sessions, _):
+        machine, record = sessions.load(session_id)
+        state = sessions.state_of(record, machine)
+        snapshot_json = sessions.snapshot_json(record)
+    if snapshot is not None:
+        if str(snapshot) == "-":
+            typer.echo(snapshot_json)
+            return
+        try:
+            snapshot.write_text(snapshot_json + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise usage_error(f"cannot write the snapshot to {snapshot}: {exc.strerror}") from None
+    _print_state(state, as_json, machine.flow)
 
 
 @app.command("list", epilog=_EXIT_HELP)
@@ -344,11 +317,19 @@ def list_sessions(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
-    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
-    """List the stored sessions (expired ones are removed; corrupt ones are flagged)."""
-    with _sessions(store, flow, expire_after, as_json) as sessions:
+    """List the stored sessions, most recently changed first (corrupt ones flagged, expired
+    ones left out; nothing is removed)."""
+    from preflight_fsm.errors import CorruptSession
+
+    with open_sessions(store, flow) as (sessions, shown):
         found = sessions.list()
+    now = time.time()
+
+    def changed(entry: SessionState | CorruptSession) -> float:
+        return -entry.updated_at if not isinstance(entry, CorruptSession) else float("inf")
+
+    found.sort(key=changed)
     if as_json:
         entries = [
             {"session_id": s.session_id, "corrupt": True, "problem": s.problem}
@@ -356,18 +337,21 @@ def list_sessions(
             else {**s.to_json(), "corrupt": False}
             for s in found
         ]
-        typer.echo(json.dumps({"sessions": entries}, ensure_ascii=False))
+        typer.echo(json.dumps({"store": shown, "sessions": entries}, ensure_ascii=False))
         return
     if not found:
-        typer.echo("no sessions")
+        typer.echo(f"no sessions in {shown}")
         return
-    rows = [("SESSION", "VERSION", "STATE", "TURN", "INTENTION")]
+    rows = [("SESSION", "STATE", "TURN", "CHANGED", "INTENTION")]
     for s in found:
         if isinstance(s, CorruptSession):
-            rows.append((str(s.session_id), "-", "CORRUPT", "-", s.problem))
+            rows.append((str(s.session_id), "CORRUPT", "-", "-", s.problem))
         else:
-            intention = s.intention if len(s.intention) <= 50 else s.intention[:49] + "…"
-            rows.append((s.id, str(s.version), s.turn.state, str(s.turn.number), intention))
+            intention = " ".join(s.intention.split())
+            intention = intention if len(intention) <= 50 else intention[:49] + "…"
+            rows.append(
+                (s.id, s.turn.state, str(s.turn.number), _age(now - s.updated_at), intention)
+            )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         padded = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
@@ -379,10 +363,9 @@ def delete(
     session_id: SessionArgument,
     store: StoreOption = None,
     as_json: JsonOption = False,
-    expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Delete a stored session (an expired or corrupt one too)."""
-    with _sessions(store, None, expire_after, as_json) as sessions:
+    with open_sessions(store, None) as (sessions, _):
         sessions.delete(session_id)
     typer.echo(
         json.dumps({"session_id": session_id, "deleted": True})
@@ -394,51 +377,43 @@ def delete(
 # -- resuming in `chat --session` ----------------------------------------------------------------
 
 
-class _StoredMachine(ClarificationMachine):
-    """A restored machine that writes itself back (compare-and-set) after every step it takes."""
-
-    __slots__ = ("__weakref__", "_record", "_sessions")
-
-    _sessions: Sessions
-    _record: StoredSession
-
-    def step(self, answers: Mapping[str, Any]) -> Turn:
-        turn = super().step(answers)
-        with _reported(as_json=False):
-            self._record = self._sessions.save(self._record.id, self, self._record.version)
-        return turn
-
-
 def stored_machine(
-    session_id: str,
-    store: str | None = None,
-    flow: Path | None = None,
-    expire_after: float = DEFAULT_EXPIRE_AFTER,
+    session_id: str, store: str | None = None, flow: Path | None = None
 ) -> ClarificationMachine:
     """The stored session as a machine that saves each step, for ``run_chat`` to drive.
 
-    The store stays open as long as the machine lives. Errors print their message and exit with
-    their code (EXIT_CODES); a conflict in mid-chat (another process stepped the session) ends it.
+    The store stays open as long as the machine lives. Errors end the command with their code
+    (``cli/report.py``); a conflict in mid-chat (another process stepped the session) ends it.
     """
-    with _reported(as_json=False):
-        loaded: Flow | None = load_flow(flow) if flow is not None else None
-        opened = open_store(store, expire_after=expire_after)
-        sessions = Sessions(opened, flow=loaded)
-        try:
-            record = opened.get(session_id)
-            machine = _StoredMachine.from_snapshot(
-                sessions.restore(record).snapshot(), flow=sessions.flow
-            )
-        except BaseException:
-            opened.close()
-            raise
-        assert isinstance(machine, _StoredMachine)
-        weakref.finalize(machine, opened.close)
-        if machine.finished:
-            raise SessionFinished(
-                f"session {session_id!r} already ended in {machine.state}; "
-                "`preflight-fsm show` prints its outcome"
-            )
-    machine._sessions = sessions
-    machine._record = record
+    from preflight_fsm.errors import SessionFinished
+    from preflight_fsm.machine import ClarificationMachine
+
+    class StoredMachine(ClarificationMachine):
+        """A restored machine that writes itself back (compare-and-set) after every step."""
+
+        __slots__ = ("__weakref__",)
+
+        def step(self, answers: Mapping[str, Any]) -> Turn:
+            turn = super().step(answers)
+            with reported(shown):
+                saved = sessions.save(session_id, self, version[0])
+            version[0] = saved.version
+            return turn
+
+    opened = open_sessions(store, flow)
+    sessions, shown = opened.__enter__()
+    try:
+        with reported(shown):
+            loaded, record = sessions.load(session_id)
+            if loaded.finished:
+                raise SessionFinished(
+                    f"session {session_id!r} already ended in {loaded.state}; "
+                    "`preflight-fsm show` prints its outcome"
+                )
+            machine = StoredMachine.from_snapshot(loaded.snapshot(), flow=sessions.flow)
+    except BaseException:
+        opened.__exit__(None, None, None)
+        raise
+    version = [record.version]
+    weakref.finalize(machine, opened.__exit__, None, None, None)
     return machine

@@ -179,8 +179,7 @@ class ClarificationTools:
         machine = ClarificationMachine(intention, self.sessions.flow)
         if answers:
             machine.step(answers)  # refused answers: nothing is stored (C5)
-        snapshot = machine.snapshot().model_dump_json()
-        record = self.sessions.store.create(self.sessions.new_id(), snapshot)
+        record = self.sessions.create(machine)
         return _Position(record.id, record.version, machine)
 
     def _load(self, session_id: str) -> _Position:

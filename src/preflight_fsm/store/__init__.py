@@ -14,19 +14,33 @@ from preflight_fsm.errors import (
     SessionStoreError,
     StoreUnavailable,
 )
-from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, SessionStore, StoredSession
-from preflight_fsm.store.location import DEFAULT_PATH, STORE_ENV, open_store, resolve_location
+from preflight_fsm.store.base import (
+    DEFAULT_EXPIRE_AFTER,
+    SessionEntry,
+    SessionStore,
+    StoredSession,
+)
+from preflight_fsm.store.location import (
+    ACCEPTED_LOCATIONS,
+    DEFAULT_PATH,
+    STORE_ENV,
+    open_store,
+    resolve_location,
+    shown_location,
+)
 from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.store.sessions import Sessions, SessionState, new_session_id
 from preflight_fsm.store.sqlite import SqliteStore
 
 __all__ = [
+    "ACCEPTED_LOCATIONS",
     "DEFAULT_EXPIRE_AFTER",
     "DEFAULT_PATH",
     "STORE_ENV",
     "CorruptSession",
     "MemoryStore",
     "SessionConflict",
+    "SessionEntry",
     "SessionExpired",
     "SessionNotFound",
     "SessionState",
@@ -39,4 +53,5 @@ __all__ = [
     "new_session_id",
     "open_store",
     "resolve_location",
+    "shown_location",
 ]

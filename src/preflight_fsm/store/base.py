@@ -3,12 +3,17 @@
 Every backend (memory, SQLite, Redis) implements :class:`SessionStore` and passes one conformance
 suite (``tests/test_store.py``). A store never parses snapshots: it keeps the text it is given
 with a version that grows by one on every write. Expiry is the store's job because every backend
-must agree on it: a session whose last write is ``expire_after`` seconds old is expired; reading
-or writing it raises :class:`SessionExpired` and removes it.
+must agree on it. Each session keeps the expiry it was created with (``create(...,
+expire_after=)``, else the store's default) and the fingerprint of the flow it runs on, beside its
+snapshot, so every later command honours them and ``entries(flow=...)`` finds a flow's sessions
+without reading a snapshot (C10). A session whose last write is its ``expire_after`` seconds old
+is expired: reading or writing it raises :class:`SessionExpired` and removes it; listing never
+removes anything.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 import time
@@ -24,6 +29,7 @@ __all__ = [
     "DEFAULT_EXPIRE_AFTER",
     "SESSION_ID_PATTERN",
     "Clock",
+    "SessionEntry",
     "SessionStore",
     "StoredSession",
 ]
@@ -40,13 +46,38 @@ Clock = Callable[[], float]
 
 @dataclass(frozen=True, slots=True)
 class StoredSession:
-    """One stored session: its snapshot JSON, its version, when it was created and last written."""
+    """One stored session: its snapshot JSON, its version, when it was created and last written,
+    the seconds without a write after which it expires, and its flow's fingerprint."""
 
     id: str
     version: int
     snapshot: str
     created_at: float
     updated_at: float
+    expire_after: float = DEFAULT_EXPIRE_AFTER
+    flow: str = ""
+
+    @property
+    def expires_at(self) -> float:
+        """When the session expires unless it is written again (seconds since the epoch)."""
+        return self.updated_at + self.expire_after
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEntry:
+    """What ``entries`` lists about a session without reading its snapshot (C10: by flow)."""
+
+    id: str
+    version: int
+    created_at: float
+    updated_at: float
+    expire_after: float
+    flow: str
+
+    @property
+    def expires_at(self) -> float:
+        """When the session expires unless it is written again (seconds since the epoch)."""
+        return self.updated_at + self.expire_after
 
 
 class SessionStore(ABC):
@@ -58,9 +89,8 @@ class SessionStore(ABC):
     """
 
     def __init__(self, *, expire_after: float = DEFAULT_EXPIRE_AFTER, clock: Clock = time.time):
-        if not (math.isfinite(expire_after) and expire_after > 0):
-            raise ValueError(f"expire_after must be a positive number of seconds: {expire_after}")
-        self.expire_after = float(expire_after)
+        self.expire_after = checked_expiry(expire_after)
+        """The expiry of sessions created without one of their own."""
         self.clock = clock
 
     @property
@@ -73,8 +103,14 @@ class SessionStore(ABC):
         """The stored session; SessionNotFound, SessionExpired (and removed) or CorruptSession."""
 
     @abstractmethod
-    def create(self, session_id: str, snapshot: str) -> StoredSession:
-        """Store a new session at version 1; SessionConflict if the id is taken."""
+    def create(
+        self, session_id: str, snapshot: str, *, expire_after: float | None = None, flow: str = ""
+    ) -> StoredSession:
+        """Store a new session at version 1; SessionConflict if the id is taken.
+
+        ``expire_after`` (else the store's default) and ``flow`` (a flow fingerprint) stay with
+        the session for its whole life.
+        """
 
     @abstractmethod
     def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
@@ -90,8 +126,17 @@ class SessionStore(ABC):
         """Remove the session, expired or corrupt ones too; SessionNotFound if there is none."""
 
     @abstractmethod
-    def list(self) -> list[str]:
-        """The ids of the stored sessions, sorted; expired ones are removed, corrupt ones listed."""
+    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
+        """The live sessions' metadata (only those on ``flow`` when given), sorted by id, without
+        reading a snapshot; a session whose metadata is unreadable as its CorruptSession."""
+
+    def list(self) -> builtins.list[str]:
+        """The ids of the live sessions, sorted; corrupt ones listed, expired ones left out
+        (never removed: listing writes nothing)."""
+        return [
+            str(entry.session_id) if isinstance(entry, CorruptSession) else entry.id
+            for entry in self.entries()
+        ]
 
     def close(self) -> None:  # noqa: B027 - optional hook: backends without resources keep it
         """Release the backend's connections; the store is unusable afterwards."""
@@ -109,9 +154,24 @@ class SessionStore(ABC):
 
     # -- shared by the backends ---------------------------------------------------------------
 
-    def is_expired(self, updated_at: float, now: float | None = None) -> bool:
-        """True when ``updated_at`` is ``expire_after`` seconds or more before ``now``."""
-        return (self.clock() if now is None else now) - updated_at >= self.expire_after
+    def is_expired(
+        self, updated_at: float, now: float | None = None, expire_after: float | None = None
+    ) -> bool:
+        """True when ``updated_at`` is ``expire_after`` (the session's own, else the store's
+        default) seconds or more before ``now``."""
+        limit = self.expire_after if expire_after is None else expire_after
+        return (self.clock() if now is None else now) - updated_at >= limit
+
+    def expiry_for(self, expire_after: float | None) -> float:
+        """A new session's expiry: ``expire_after`` checked, or the store's default."""
+        return self.expire_after if expire_after is None else checked_expiry(expire_after)
+
+    @staticmethod
+    def checked_flow(flow: str) -> str:
+        """``flow`` if it is a fingerprint's text (possibly empty: unknown)."""
+        if not isinstance(flow, str) or len(flow) > 128 or not flow.isprintable():
+            raise ValueError(f"not a flow fingerprint: {flow!r}")
+        return flow
 
     @staticmethod
     def checked_id(session_id: str) -> str:
@@ -135,12 +195,26 @@ class SessionStore(ABC):
         return snapshot
 
 
+def checked_expiry(expire_after: float) -> float:
+    """``expire_after`` as a float if a positive, finite number of seconds; else ValueError."""
+    if isinstance(expire_after, bool) or not isinstance(expire_after, int | float):
+        raise ValueError(f"expire_after must be a number of seconds, not {expire_after!r}")
+    if not (math.isfinite(expire_after) and expire_after > 0):
+        raise ValueError(f"expire_after must be a positive number of seconds: {expire_after}")
+    return float(expire_after)
+
+
 def record_from(
-    session_id: str, version: object, snapshot: object, created_at: object, updated_at: object
+    session_id: str,
+    version: object,
+    snapshot: object,
+    created_at: object,
+    updated_at: object,
+    expire_after: object = DEFAULT_EXPIRE_AFTER,
+    flow: object = "",
 ) -> StoredSession:
     """A StoredSession from raw backend values, or CorruptSession naming what is wrong."""
-    if type(version) is not int or version < 1:
-        raise CorruptSession(session_id, f"its version is {version!r}, not a positive integer")
+    entry = entry_from(session_id, version, created_at, updated_at, expire_after, flow)
     if isinstance(snapshot, bytes | bytearray):
         try:
             snapshot = bytes(snapshot).decode("utf-8")
@@ -148,11 +222,41 @@ def record_from(
             raise CorruptSession(session_id, "its snapshot is not UTF-8 text") from None
     if not isinstance(snapshot, str):
         raise CorruptSession(session_id, f"its snapshot is {type(snapshot).__name__}, not text")
+    return StoredSession(
+        session_id,
+        entry.version,
+        snapshot,
+        entry.created_at,
+        entry.updated_at,
+        entry.expire_after,
+        entry.flow,
+    )
+
+
+def entry_from(
+    session_id: str,
+    version: object,
+    created_at: object,
+    updated_at: object,
+    expire_after: object,
+    flow: object,
+) -> SessionEntry:
+    """A SessionEntry from raw backend values, or CorruptSession naming what is wrong."""
+    if type(version) is not int or version < 1:
+        raise CorruptSession(session_id, f"its version is {version!r}, not a positive integer")
     times: list[float] = []
-    for name, value in (("created_at", created_at), ("updated_at", updated_at)):
+    for name, value in (
+        ("created_at", created_at),
+        ("updated_at", updated_at),
+        ("expire_after", expire_after),
+    ):
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise CorruptSession(session_id, f"its {name} is {value!r}, not a time")
-        if not math.isfinite(value):
-            raise CorruptSession(session_id, f"its {name} is {value!r}, not a time")
+            raise CorruptSession(session_id, f"its {name} is {value!r}, not a number")
+        if not math.isfinite(value) or (name == "expire_after" and value <= 0):
+            raise CorruptSession(session_id, f"its {name} is {value!r}, not a usable number")
         times.append(float(value))
-    return StoredSession(session_id, version, snapshot, times[0], times[1])
+    if isinstance(flow, bytes | bytearray):
+        flow = bytes(flow).decode("utf-8", "replace")
+    if not isinstance(flow, str):
+        raise CorruptSession(session_id, f"its flow is {flow!r}, not a fingerprint")
+    return SessionEntry(session_id, version, times[0], times[1], times[2], flow)

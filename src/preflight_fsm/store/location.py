@@ -1,15 +1,30 @@
-"""Which store a command uses: ``--store``, else ``PREFLIGHT_FSM_STORE``, else SQLite in ``.``."""
+"""Which store a command uses: ``--store``, else ``PREFLIGHT_FSM_STORE``, else SQLite in ``.``.
+
+A location is a ``redis://``, ``rediss://`` or ``unix://`` URL, ``memory:``, ``sqlite:///path``
+or a file path. Anything else that looks like a URL (``reddis://…``, ``http://…``, ``s3:…``) is
+refused by name instead of becoming a file of that name: a mistyped store must never be a new,
+empty one.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Final
 
+from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, SessionStore
 
-__all__ = ["DEFAULT_PATH", "STORE_ENV", "open_store", "resolve_location"]
+__all__ = [
+    "ACCEPTED_LOCATIONS",
+    "DEFAULT_PATH",
+    "STORE_ENV",
+    "open_store",
+    "resolve_location",
+    "shown_location",
+]
 
 STORE_ENV: Final = "PREFLIGHT_FSM_STORE"
 """The environment variable naming the store when ``--store`` does not."""
@@ -17,7 +32,15 @@ STORE_ENV: Final = "PREFLIGHT_FSM_STORE"
 DEFAULT_PATH: Final = Path(".preflight-fsm") / "sessions.sqlite3"
 """The default store: this SQLite file, relative to the working directory."""
 
+ACCEPTED_LOCATIONS: Final = (
+    "a SQLite file path (or sqlite:///absolute/path), a redis://, rediss:// or unix:// URL, "
+    "or memory: (this process only)"
+)
+"""What a store location may be, as error messages say it."""
+
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# A scheme as RFC 3986 spells it, then ":": two letters at least, so a Windows drive is a path.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
 
 def resolve_location(location: str | os.PathLike[str] | None = None) -> str:
@@ -27,16 +50,29 @@ def resolve_location(location: str | os.PathLike[str] | None = None) -> str:
     return os.environ.get(STORE_ENV) or str(DEFAULT_PATH)
 
 
+def shown_location(location: str) -> str:
+    """``location`` as it may be printed: a URL's password replaced by ``***``."""
+    if location.startswith(_REDIS_SCHEMES):
+        from preflight_fsm.store.redis import redacted
+
+        return redacted(location)
+    return location
+
+
 def open_store(
     location: str | os.PathLike[str] | None = None,
     *,
     expire_after: float = DEFAULT_EXPIRE_AFTER,
     clock: Clock = time.time,
+    create: bool = True,
 ) -> SessionStore:
     """The store ``location`` names (see :func:`resolve_location`).
 
     ``redis://``, ``rediss://`` and ``unix://`` URLs open a RedisStore; ``memory:`` a MemoryStore
-    (this process only); ``sqlite:///abs/path`` or any other text a SqliteStore at that path.
+    (this process only); ``sqlite:///abs/path`` or a path a SqliteStore at that path, made there
+    only when ``create`` is true (a store that does not exist yet reads as empty otherwise). Any
+    other scheme raises StoreUnavailable naming what is accepted. ``expire_after`` is the expiry
+    of sessions created without one of their own.
     """
     where = resolve_location(location)
     if where.startswith(_REDIS_SCHEMES):
@@ -47,8 +83,20 @@ def open_store(
         from preflight_fsm.store.memory import MemoryStore
 
         return MemoryStore(expire_after=expire_after, clock=clock)
-    from preflight_fsm.store.sqlite import SqliteStore
-
     if where.startswith("sqlite://"):
         where = where.removeprefix("sqlite://")
-    return SqliteStore(where, expire_after=expire_after, clock=clock)
+        if not where.startswith("/"):
+            raise StoreUnavailable(
+                f"{location!s} names no absolute path: write sqlite:///absolute/path, "
+                "or the path alone"
+            )
+    elif _SCHEME.match(where):
+        scheme = where.partition(":")[0]
+        hint = "" if "//" in where else f" (for a file whose name has a colon, write ./{where})"
+        raise StoreUnavailable(
+            f"unknown store scheme {scheme + ':'!r} in {shown_location(where)!r}: a store is "
+            f"{ACCEPTED_LOCATIONS}{hint}"
+        )
+    from preflight_fsm.store.sqlite import SqliteStore
+
+    return SqliteStore(where, expire_after=expire_after, clock=clock, create=create)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
-from preflight_fsm.errors import SessionConflict, SessionExpired, SessionNotFound
-from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, SessionStore, StoredSession
+from preflight_fsm.errors import CorruptSession, SessionConflict, SessionExpired, SessionNotFound
+from preflight_fsm.store.base import (
+    DEFAULT_EXPIRE_AFTER,
+    Clock,
+    SessionEntry,
+    SessionStore,
+    StoredSession,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -28,14 +35,17 @@ class MemoryStore(SessionStore):
         with self._lock:
             return self._live(session_id)
 
-    def create(self, session_id: str, snapshot: str) -> StoredSession:
+    def create(
+        self, session_id: str, snapshot: str, *, expire_after: float | None = None, flow: str = ""
+    ) -> StoredSession:
         self.new_id_checked(session_id)
         self.checked_snapshot(snapshot)
+        expiry, flow = self.expiry_for(expire_after), self.checked_flow(flow)
         with self._lock:
             if session_id in self._sessions:
                 raise SessionConflict(session_id, None, None)
             now = self.clock()
-            record = StoredSession(session_id, 1, snapshot, now, now)
+            record = StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
             self._sessions[session_id] = record
             return record
 
@@ -46,8 +56,8 @@ class MemoryStore(SessionStore):
             current = self._live(session_id)
             if current.version != expected_version:
                 raise SessionConflict(session_id, expected_version, current.version)
-            record = StoredSession(
-                session_id, current.version + 1, snapshot, current.created_at, self.clock()
+            record = dataclasses.replace(
+                current, version=current.version + 1, snapshot=snapshot, updated_at=self.clock()
             )
             self._sessions[session_id] = record
             return record
@@ -58,19 +68,21 @@ class MemoryStore(SessionStore):
             if self._sessions.pop(session_id, None) is None:
                 raise SessionNotFound(session_id)
 
-    def list(self) -> list[str]:
+    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         with self._lock:
             now = self.clock()
-            for session_id, record in list(self._sessions.items()):
-                if self.is_expired(record.updated_at, now):
-                    del self._sessions[session_id]
-            return sorted(self._sessions)
+            return [
+                SessionEntry(r.id, r.version, r.created_at, r.updated_at, r.expire_after, r.flow)
+                for _, r in sorted(self._sessions.items())
+                if not self.is_expired(r.updated_at, now, r.expire_after)
+                and (flow is None or r.flow == flow)
+            ]
 
     def _live(self, session_id: str) -> StoredSession:
         record = self._sessions.get(session_id)
         if record is None:
             raise SessionNotFound(session_id)
-        if self.is_expired(record.updated_at):
+        if self.is_expired(record.updated_at, expire_after=record.expire_after):
             del self._sessions[session_id]
-            raise SessionExpired(session_id, self.expire_after)
+            raise SessionExpired(session_id, record.expire_after)
         return record

@@ -1,16 +1,22 @@
 """A Redis store, for several worker processes and hosts sharing sessions (extra ``redis``).
 
 Each session is one hash, ``<prefix><id>`` → ``version``, ``snapshot``, ``created_at``,
-``updated_at``. Every write is a Lua script, so Redis runs the compare-and-set (read the version,
-compare, write) as one atomic command whatever the number of clients. Expiry follows the store's
-clock like every backend; the key also carries a Redis TTL of twice ``expire_after`` so sessions
-nobody comes back to are reclaimed without anyone listing them.
+``updated_at``, ``expire_after``, ``flow``. Every write is a Lua script, so Redis runs the
+compare-and-set (read the version, compare, write) as one atomic command whatever the number of
+clients. Expiry follows the store's clock like every backend, with each session's own
+``expire_after``; the key also carries a Redis TTL of twice that, so sessions nobody comes back to
+are reclaimed without anyone listing them.
+
+Durability is the server's: sessions survive a Redis restart only with AOF (``appendonly yes``)
+or RDB snapshots configured; :meth:`RedisStore.durability_warning` says when the server has
+neither. The URL's password never appears in any message (:func:`redacted`).
 """
 
 from __future__ import annotations
 
 import math
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -25,15 +31,17 @@ from preflight_fsm.errors import (
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
     Clock,
+    SessionEntry,
     SessionStore,
     StoredSession,
+    entry_from,
     record_from,
 )
 
 if TYPE_CHECKING:
     import redis
 
-__all__ = ["DEFAULT_PREFIX", "RedisStore"]
+__all__ = ["DEFAULT_PREFIX", "RedisStore", "redacted"]
 
 DEFAULT_PREFIX = "preflight-fsm:session:"
 
@@ -41,7 +49,7 @@ DEFAULT_PREFIX = "preflight-fsm:session:"
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 redis.call('HSET', KEYS[1], 'version', '1', 'snapshot', ARGV[1],
-           'created_at', ARGV[2], 'updated_at', ARGV[2])
+           'created_at', ARGV[2], 'updated_at', ARGV[2], 'expire_after', ARGV[4], 'flow', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return {'ok', '1'}
 """
@@ -49,20 +57,22 @@ return {'ok', '1'}
 _PUT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing', ''} end
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return {'corrupt', 'not a hash'} end
-local row = redis.call('HMGET', KEYS[1], 'version', 'updated_at', 'created_at')
+local row = redis.call('HMGET', KEYS[1], 'version', 'updated_at', 'created_at', 'expire_after',
+                      'flow')
 local version = tonumber(row[1])
 local updated = tonumber(row[2])
-if not version or not updated or not tonumber(row[3]) then
-  return {'corrupt', 'its version or times are unreadable'}
+local limit = tonumber(row[4])
+if not version or not updated or not tonumber(row[3]) or not limit or limit <= 0 or not row[5] then
+  return {'corrupt', 'its version, times or expiry are unreadable'}
 end
-if tonumber(ARGV[3]) - updated >= tonumber(ARGV[4]) then
+if tonumber(ARGV[3]) - updated >= limit then
   redis.call('DEL', KEYS[1])
-  return {'expired', ''}
+  return {'expired', row[4]}
 end
 if row[1] ~= ARGV[1] then return {'conflict', row[1]} end
-redis.call('HSET', KEYS[1], 'version', ARGV[5], 'snapshot', ARGV[2], 'updated_at', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return {'ok', row[3]}
+redis.call('HSET', KEYS[1], 'version', ARGV[4], 'snapshot', ARGV[2], 'updated_at', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], math.ceil(limit * 2000))
+return {'ok', row[3], row[4], row[5]}
 """
 
 # Remove an expired session only if no write came first (its version is still the one read).
@@ -77,7 +87,8 @@ return 0
 class RedisStore(SessionStore):
     """Sessions in Redis at ``url`` (``redis://host:port/db``), shared by any number of processes.
 
-    Needs the ``redis`` package: ``pip install 'preflight-fsm[redis]'``.
+    Needs the ``redis`` package (the ``redis`` extra: ``pip install -e '.[redis]'`` in a clone,
+    or ``pip install 'redis>=5'``).
     """
 
     def __init__(
@@ -94,10 +105,11 @@ class RedisStore(SessionStore):
             import redis
         except ImportError:
             raise StoreUnavailable(
-                f"the session store {url!r} needs the redis package: "
-                "pip install 'preflight-fsm[redis]'"
+                f"the session store {redacted(url)!r} needs the redis package: "
+                "pip install 'redis>=5' (the redis extra of preflight-fsm)"
             ) from None
         self.url = url
+        self.location_shown = redacted(url)
         self.prefix = prefix
         self._redis = redis
         try:
@@ -105,14 +117,17 @@ class RedisStore(SessionStore):
                 url, socket_timeout=timeout, socket_connect_timeout=timeout
             )
         except ValueError as exc:
-            raise StoreUnavailable(f"not a Redis URL: {url!r} ({exc})") from None
+            raise StoreUnavailable(
+                f"not a Redis URL: {self.location_shown!r} ({self._hidden(str(exc))})"
+            ) from None
         self._create = self._client.register_script(_CREATE)
         self._put = self._client.register_script(_PUT)
         self._delete_if_version = self._client.register_script(_DELETE_IF_VERSION)
 
     @property
     def location(self) -> str:
-        return self.url
+        """The URL with its password replaced by ``***``: safe to print."""
+        return self.location_shown
 
     def close(self) -> None:
         self._client.close()
@@ -126,20 +141,26 @@ class RedisStore(SessionStore):
             if not row:
                 raise SessionNotFound(session_id)
             record = _record(session_id, row)
-            if self.is_expired(record.updated_at):
+            if self.is_expired(record.updated_at, expire_after=record.expire_after):
                 self._delete_if_version(keys=[key], args=[str(record.version)])
-                raise SessionExpired(session_id, self.expire_after)
+                raise SessionExpired(session_id, record.expire_after)
             return record
 
-    def create(self, session_id: str, snapshot: str) -> StoredSession:
+    def create(
+        self, session_id: str, snapshot: str, *, expire_after: float | None = None, flow: str = ""
+    ) -> StoredSession:
         key = self._key(self.new_id_checked(session_id))
         self.checked_snapshot(snapshot)
+        expiry, flow = self.expiry_for(expire_after), self.checked_flow(flow)
         now = self.clock()
+        ttl_ms = str(math.ceil(expiry * 2000))
         with self._guard(session_id):
-            status, _ = _decode(self._create(keys=[key], args=[snapshot, repr(now), self._ttl_ms]))
+            status, *_ = _decode(
+                self._create(keys=[key], args=[snapshot, repr(now), ttl_ms, repr(expiry), flow])
+            )
         if status == "exists":
             raise SessionConflict(session_id, None, None)
-        return StoredSession(session_id, 1, snapshot, now, now)
+        return StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
 
     def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
         key = self._key(self.checked_id(session_id))
@@ -147,25 +168,21 @@ class RedisStore(SessionStore):
         now = self.clock()
         with self._guard(session_id):
             # The script compares the version as text: an int's str() is canonical.
-            args = [
-                str(expected_version),
-                snapshot,
-                repr(now),
-                repr(self.expire_after),
-                str(expected_version + 1),
-                self._ttl_ms,
-            ]
-            status, detail = _decode(self._put(keys=[key], args=args))
+            args = [str(expected_version), snapshot, repr(now), str(expected_version + 1)]
+            status, detail, *rest = _decode(self._put(keys=[key], args=args))
         if status == "missing":
             raise SessionNotFound(session_id)
         if status == "corrupt":
             raise CorruptSession(session_id, detail)
         if status == "expired":
-            raise SessionExpired(session_id, self.expire_after)
+            raise SessionExpired(session_id, float(detail))
         if status == "conflict":
             actual = int(detail) if detail.isdigit() else None
             raise SessionConflict(session_id, expected_version, actual)
-        return StoredSession(session_id, expected_version + 1, snapshot, float(detail), now)
+        expiry, flow = rest
+        return StoredSession(
+            session_id, expected_version + 1, snapshot, float(detail), now, float(expiry), flow
+        )
 
     def delete(self, session_id: str) -> None:
         key = self._key(self.checked_id(session_id))
@@ -174,52 +191,91 @@ class RedisStore(SessionStore):
         if not removed:
             raise SessionNotFound(session_id)
 
-    def list(self) -> list[str]:
+    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         with self._guard(None):
             keys = sorted(self._client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500))
-            ids: list[str] = []
+            found: list[SessionEntry | CorruptSession] = []
             now = self.clock()
             for raw in keys:
                 key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
                 session_id = key[len(self.prefix) :]
                 try:
-                    version, updated_at = cast(
-                        list[bytes], self._client.hmget(key, ["version", "updated_at"])
-                    )
-                    expired = int(version) >= 1 and self.is_expired(float(updated_at), now)
-                except (self._redis.ResponseError, TypeError, ValueError):
-                    expired = False  # unreadable: listed, so that it is reported as corrupt
-                if expired:
-                    self._delete_if_version(keys=[key], args=[version])
+                    values = cast(list[bytes | None], self._client.hmget(key, list(_META)))
+                except self._redis.ResponseError:
+                    found.append(CorruptSession(session_id, "its key does not hold a hash"))
                     continue
-                ids.append(session_id)
-            return sorted(ids)
+                if all(value is None for value in values):
+                    continue  # deleted since the scan
+                try:
+                    entry = _entry(session_id, values)
+                except CorruptSession as corrupt:
+                    found.append(corrupt)
+                    continue
+                if flow is not None and entry.flow != flow:
+                    continue
+                if not self.is_expired(entry.updated_at, now, entry.expire_after):
+                    found.append(entry)
+            return sorted(
+                found, key=lambda e: str(e.session_id if isinstance(e, CorruptSession) else e.id)
+            )
+
+    def durability_warning(self) -> str | None:
+        """Why sessions would not survive a restart of this Redis server, or None.
+
+        None too when the server does not let this user read its configuration (``CONFIG GET``).
+        """
+        try:
+            with self._guard(None):
+                appendonly = self._client.config_get("appendonly").get("appendonly")
+                save = self._client.config_get("save").get("save")
+        except StoreUnavailable:
+            return None
+        if appendonly in ("no", b"no") and save in ("", b""):
+            return (
+                f"the Redis server at {self.location_shown} keeps sessions in memory only "
+                "(appendonly no, no save points): a restart loses every session; "
+                "configure appendonly yes (docs/sessions.md)"
+            )
+        return None
 
     # -- plumbing ------------------------------------------------------------------------------
 
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}{session_id}"
 
-    @property
-    def _ttl_ms(self) -> str:
-        return str(math.ceil(self.expire_after * 2000))
-
     @contextmanager
     def _guard(self, session_id: str | None) -> Iterator[None]:
         """Redis failures as StoreUnavailable; a key of the wrong type as CorruptSession."""
+        where = self.location_shown
         try:
             yield
         except self._redis.ResponseError as exc:
-            if session_id is not None and "WRONGTYPE" in str(exc):
+            message = self._hidden(str(exc))
+            if _is_auth_error(exc):
+                raise StoreUnavailable(_auth_message(where, message)) from None
+            if session_id is not None and "WRONGTYPE" in message:
                 raise CorruptSession(session_id, "its key does not hold a hash") from None
-            raise StoreUnavailable(f"the session store {self.url!r} failed: {exc}") from None
+            raise StoreUnavailable(f"the session store {where!r} failed: {message}") from None
         except self._redis.RedisError as exc:
-            raise StoreUnavailable(f"cannot reach the session store {self.url!r}: {exc}") from None
+            message = self._hidden(str(exc))
+            if _is_auth_error(exc):
+                raise StoreUnavailable(_auth_message(where, message)) from None
+            raise StoreUnavailable(f"cannot reach the session store {where!r}: {message}") from None
+
+    def _hidden(self, text: str) -> str:
+        """``text`` without the URL's password, wherever a library quoted it."""
+        password = urllib.parse.urlsplit(self.url).password if "@" in self.url else None
+        for secret in filter(None, (password, password and urllib.parse.unquote(password))):
+            text = text.replace(secret, "***")
+        return text.replace(self.url, self.location_shown)
+
+
+_META = ("version", "created_at", "updated_at", "expire_after", "flow")
 
 
 def _record(session_id: str, row: dict[bytes, bytes]) -> StoredSession:
     fields = {k.decode("utf-8", "replace"): v for k, v in row.items()}
-    missing = [f for f in ("version", "snapshot", "created_at", "updated_at") if f not in fields]
+    missing = [f for f in ("snapshot", *_META) if f not in fields]
     if missing:
         raise CorruptSession(session_id, "its hash lacks " + ", ".join(missing))
     return record_from(
@@ -228,6 +284,50 @@ def _record(session_id: str, row: dict[bytes, bytes]) -> StoredSession:
         fields["snapshot"],
         _number(fields["created_at"], float),
         _number(fields["updated_at"], float),
+        _number(fields["expire_after"], float),
+        fields["flow"],
+    )
+
+
+def _entry(session_id: str, values: list[bytes | None]) -> SessionEntry:
+    missing = [name for name, value in zip(_META, values, strict=True) if value is None]
+    if missing:
+        raise CorruptSession(session_id, "its hash lacks " + ", ".join(missing))
+    version, created_at, updated_at, expire_after, flow = cast(list[bytes], values)
+    return entry_from(
+        session_id,
+        _number(version, int),
+        _number(created_at, float),
+        _number(updated_at, float),
+        _number(expire_after, float),
+        flow,
+    )
+
+
+def redacted(url: str) -> str:
+    """``url`` with the password of its user part replaced by ``***``."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    except ValueError:
+        return "<an unreadable Redis URL>"
+
+
+def _is_auth_error(exc: Exception) -> bool:
+    text = str(exc)
+    return type(exc).__name__.startswith("Authentication") or any(
+        code in text for code in ("NOAUTH", "WRONGPASS", "NOPERM", "invalid password")
+    )
+
+
+def _auth_message(where: str, message: str) -> str:
+    return (
+        f"the session store {where!r} refused the credentials: {message}; "
+        "put the user and password in the URL (redis://user:password@host:port/db)"
     )
 
 
@@ -239,12 +339,8 @@ def _number(raw: bytes, kind: type[int] | type[float]) -> object:
         return raw.decode("utf-8", "replace")
 
 
-def _decode(reply: Any) -> tuple[str, str]:
-    status, detail = reply
-    return (
-        status.decode() if isinstance(status, bytes) else str(status),
-        detail.decode() if isinstance(detail, bytes) else str(detail),
-    )
+def _decode(reply: Any) -> list[str]:
+    return [part.decode() if isinstance(part, bytes) else str(part) for part in reply]
 
 
 def _glob_escape(text: str) -> str:

@@ -5,10 +5,16 @@ loads the snapshot, restores the machine, steps it and writes the new snapshot b
 compare-and-set on the version it loaded, so a snapshot is written only after a whole ``step``
 succeeded, and of two processes stepping the same version only one writes (the other gets
 SessionConflict).
+
+What is stored is the snapshot in an envelope naming the session it belongs to,
+``{"session_id": "<id>", "snapshot": {...}}``: a row copied under another id (a Redis hash copied
+to a new key, a damaged index answering with another row) is refused as corrupt, never run as a
+second live session.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,18 +25,42 @@ from preflight_fsm.errors import (
     InvalidSnapshot,
     SessionExpired,
     SessionNotFound,
+    SnapshotFlowMismatch,
 )
-from preflight_fsm.flow import Flow
+from preflight_fsm.flow import Flow, default_flow
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
 
-__all__ = ["SessionState", "Sessions", "new_session_id"]
+__all__ = ["SessionState", "Sessions", "new_session_id", "open_envelope", "seal_envelope"]
 
 
 def new_session_id() -> str:
     """A fresh random session id (UUID4): unguessable, and unique across hosts."""
     return str(uuid.uuid4())
+
+
+def seal_envelope(session_id: str, snapshot_json: str) -> str:
+    """The stored text of ``snapshot_json`` for ``session_id``: the snapshot in its envelope."""
+    # Session ids are plain ASCII (SESSION_ID_PATTERN): json.dumps gives them canonically, so the
+    # envelope is opened by comparing a prefix, without parsing the snapshot twice.
+    return f'{{"session_id": {json.dumps(session_id)}, "snapshot": {snapshot_json}}}'
+
+
+def open_envelope(session_id: str, stored: str) -> str:
+    """The snapshot JSON inside ``stored``; CorruptSession if it belongs to another session."""
+    prefix = f'{{"session_id": {json.dumps(session_id)}, "snapshot": '
+    if stored.startswith(prefix) and stored.endswith("}"):
+        return stored[len(prefix) : -1]
+    try:
+        owner = json.loads(stored).get("session_id")
+    except (ValueError, AttributeError, RecursionError):
+        owner = None
+    if isinstance(owner, str) and owner != session_id:
+        raise CorruptSession(
+            session_id, f"its snapshot belongs to session {owner!r} (copied under another id)"
+        )
+    raise CorruptSession(session_id, "its stored text is not a session envelope")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +74,8 @@ class SessionState:
     turn: Turn
     updated_at: float
     expires_at: float
+    created_at: float | None = None
+    flow: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view, as ``--json`` prints it."""
@@ -54,14 +86,20 @@ class SessionState:
             "version": self.version,
             "intention": self.intention,
             "answers": dict(self.answers),
+            "created_at": self.created_at,
             "updated_at": self.updated_at,
             "expires_at": self.expires_at,
+            "flow_fingerprint": self.flow,
             "turn": turn,
         }
 
 
 class Sessions:
-    """Clarification sessions kept in ``store``; ``new_id`` makes the ids (injectable for tests)."""
+    """Clarification sessions kept in ``store``; ``new_id`` makes the ids (injectable for tests).
+
+    ``flow`` is the flow new sessions start on and stored ones are restored with (the default
+    flow when None); a stored session of another flow is refused with SnapshotFlowMismatch.
+    """
 
     def __init__(
         self,
@@ -74,11 +112,24 @@ class Sessions:
         self.flow = flow
         self.new_id = new_id
 
-    def start(self, intention: str) -> SessionState:
-        """Start a session and store it at version 1. Raises InvalidIntention."""
+    def start(self, intention: str, *, expire_after: float | None = None) -> SessionState:
+        """Start a session and store it at version 1, with its own expiry (else the store's
+        default) and its flow's fingerprint. Raises InvalidIntention."""
         machine = ClarificationMachine(intention, self.flow)
-        record = self.store.create(self.new_id(), _dump(machine))
-        return self._state(record, machine)
+        return self.state_of(self.create(machine, expire_after=expire_after), machine)
+
+    def create(
+        self, machine: ClarificationMachine, *, expire_after: float | None = None
+    ) -> StoredSession:
+        """Store ``machine`` (new, or already stepped) as a new session at version 1, under a new
+        id, with its flow's fingerprint and its own expiry (else the store's default)."""
+        session_id = self.new_id()
+        return self.store.create(
+            session_id,
+            seal_envelope(session_id, _dump(machine)),
+            expire_after=expire_after,
+            flow=machine.flow.fingerprint,
+        )
 
     def answer(self, session_id: str, answers: Mapping[str, Any]) -> SessionState:
         """Step the stored session once and write it back if nobody else did first.
@@ -89,21 +140,28 @@ class Sessions:
         """
         machine, record = self.load(session_id)
         machine.step(answers)
-        return self._state(self.save(session_id, machine, record.version), machine)
+        return self.state_of(self.save(session_id, machine, record.version), machine)
 
     def show(self, session_id: str) -> SessionState:
         """Where the session stands. Raises SessionNotFound, SessionExpired, CorruptSession."""
         machine, record = self.load(session_id)
-        return self._state(record, machine)
+        return self.state_of(record, machine)
 
     def list(self) -> list[SessionState | CorruptSession]:
-        """Every live session, sorted by id; a corrupt one as its CorruptSession, not raised."""
+        """Every live session, sorted by id; a corrupt one as its CorruptSession, not raised.
+
+        Writes nothing: expired sessions are left out, not removed.
+        """
         found: list[SessionState | CorruptSession] = []
         for session_id in self.store.list():
             try:
                 found.append(self.show(session_id))
-            except CorruptSession as exc:
-                found.append(exc)
+            except (CorruptSession, SnapshotFlowMismatch) as exc:
+                found.append(
+                    exc
+                    if isinstance(exc, CorruptSession)
+                    else CorruptSession(session_id, f"it runs on another flow: {exc.problem}")
+                )
             except (SessionNotFound, SessionExpired):
                 continue  # deleted or expired since it was listed
         return found
@@ -123,27 +181,47 @@ class Sessions:
         self, session_id: str, machine: ClarificationMachine, expected_version: int
     ) -> StoredSession:
         """Write ``machine``'s snapshot if the stored version is still ``expected_version``."""
-        return self.store.put(session_id, _dump(machine), expected_version)
+        return self.store.put(
+            session_id, seal_envelope(session_id, _dump(machine)), expected_version
+        )
+
+    def snapshot_json(self, record: StoredSession) -> str:
+        """The snapshot JSON a stored session holds, out of its envelope (CorruptSession)."""
+        return open_envelope(record.id, record.snapshot)
 
     def restore(self, record: StoredSession) -> ClarificationMachine:
-        """The machine a stored snapshot holds; CorruptSession if it is refused (C9)."""
+        """The machine a stored snapshot holds; CorruptSession if it is refused (C9), and
+        SnapshotFlowMismatch if the session runs on another flow than this service's."""
+        snapshot = self.snapshot_json(record)
+        flow = self.flow or default_flow()
+        if record.flow and record.flow != flow.fingerprint:
+            raise SnapshotFlowMismatch(
+                "flow_fingerprint",
+                f"session {record.id!r} runs on the flow with fingerprint {record.flow}, not "
+                f"{flow.fingerprint} ({flow.name}); give the flow file it started on",
+            )
         try:
             # Every snapshot this package writes carries a digest: a row without was rewritten.
-            return ClarificationMachine.from_snapshot(
-                record.snapshot, self.flow, require_digest=True
-            )
+            return ClarificationMachine.from_snapshot(snapshot, self.flow, require_digest=True)
+        except SnapshotFlowMismatch:
+            raise
         except InvalidSnapshot as exc:
             raise CorruptSession(record.id, str(exc)) from exc
+        except RecursionError:
+            raise CorruptSession(record.id, "its snapshot is nested too deeply") from None
 
-    def _state(self, record: StoredSession, machine: ClarificationMachine) -> SessionState:
+    def state_of(self, record: StoredSession, machine: ClarificationMachine) -> SessionState:
+        """The SessionState of ``record`` restored as ``machine``."""
         return SessionState(
             id=record.id,
             version=record.version,
             intention=machine.intention,
             answers=machine.answers,
             turn=machine.turn,
+            created_at=record.created_at,
             updated_at=record.updated_at,
-            expires_at=record.updated_at + self.store.expire_after,
+            expires_at=record.expires_at,
+            flow=record.flow,
         )
 
 

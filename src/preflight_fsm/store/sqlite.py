@@ -1,22 +1,31 @@
-"""The embedded default store: one SQLite file (stdlib ``sqlite3``) in WAL mode.
+"""The embedded default store: one SQLite database (stdlib ``sqlite3``) in WAL mode.
 
-Several processes may share the file. Every write is one ``BEGIN IMMEDIATE`` transaction, so the
+Several processes may share it. Every write is one ``BEGIN IMMEDIATE`` transaction, so the
 compare-and-set on the version (``UPDATE ... WHERE id = ? AND version = ?``) cannot interleave
 with another writer, and a process killed mid-write leaves the previous version intact: SQLite's
 journal rolls the torn transaction back when the file is next opened.
+
+The database is the file and, while a process has it open, its ``-wal`` and ``-shm`` files beside
+it: committed steps may live in ``-wal`` until the last connection closes (which folds them into
+the file). A file is used only if it is this project's store (its ``application_id`` says so); a
+new one is created only when asked (``create=True``), complete, and under its final name in one
+atomic step, so no reader ever sees a half-made store and no foreign file is ever adopted.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from preflight_fsm.errors import (
+    CorruptSession,
     SessionConflict,
     SessionExpired,
     SessionNotFound,
@@ -25,35 +34,53 @@ from preflight_fsm.errors import (
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
     Clock,
+    SessionEntry,
     SessionStore,
     StoredSession,
+    entry_from,
     record_from,
 )
 
-__all__ = ["SCHEMA", "SqliteStore"]
+__all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
+
+APPLICATION_ID: Final = 0x5046534D
+"""``PRAGMA application_id`` of every session store ("PFSM"): how a file is known to be one."""
+
+SCHEMA_VERSION: Final = 2
+"""``PRAGMA user_version`` of the layout below; a store of another version is refused."""
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
+CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL,
     version INTEGER NOT NULL,
     snapshot TEXT NOT NULL,
     created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-)
+    updated_at REAL NOT NULL,
+    expire_after REAL NOT NULL,
+    flow TEXT NOT NULL
+);
+CREATE INDEX sessions_by_flow ON sessions (flow);
 """
 """Not a STRICT table on purpose: a row another tool wrote with wrong types must be readable
 enough to be reported as corrupt (CorruptSession) rather than break the whole file."""
 
-_COLUMNS = "version, snapshot, created_at, updated_at"
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_META = "version, created_at, updated_at, expire_after, flow"
+_ACCEPTED = (
+    "name a new file (the first `start` creates it) or an existing preflight-fsm session store"
+)
 
 
 class SqliteStore(SessionStore):
-    """Sessions in one SQLite file; safe across threads and processes sharing the file.
+    """Sessions in one SQLite database; safe across threads and processes sharing the file.
 
-    ``timeout`` is how long a write waits for another process's write lock. ``synchronous`` is
-    SQLite's setting for WAL mode: ``"NORMAL"`` (the default) keeps every committed step through
-    any process crash and never corrupts the file, but a power cut may lose the last steps;
-    ``"FULL"`` also survives power cuts, at an fsync per step (about a third of the throughput).
+    ``create`` makes the store when ``path`` does not exist yet (creating its directory too);
+    without it a missing store reads as empty and nothing is created, which is what read-only
+    commands want. ``timeout`` is how long a write waits for another process's write lock.
+    ``synchronous`` is SQLite's setting for WAL mode: ``"NORMAL"`` (the default) keeps every
+    committed step through any process crash and never corrupts the file, but a power cut may lose
+    the last steps; ``"FULL"`` also survives power cuts, at an fsync per step (about a third of
+    the throughput).
     """
 
     def __init__(
@@ -64,34 +91,118 @@ class SqliteStore(SessionStore):
         clock: Clock = time.time,
         timeout: float = 30.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        create: bool = True,
     ) -> None:
         super().__init__(expire_after=expire_after, clock=clock)
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
         self.synchronous = synchronous
         self.path = Path(path)
+        self._timeout = timeout
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_dir():
+                self._refuse("is a directory")
+            if not self.path.exists():
+                if not create:
+                    return  # read as an empty store; nothing is created
+                self._initialise()
+            self._check_header()
             self._db = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+                f"{self.path.resolve().as_uri()}?mode=rw",
+                uri=True,
+                timeout=timeout,
+                isolation_level=None,
+                check_same_thread=False,
             )
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailable(
-                f"cannot open the session store {str(self.path)!r}: {exc}"
-            ) from None
-        try:
+            # Bytes, decoded here: undecodable text in a row or the schema is reported, not raised.
+            self._db.text_factory = bytes
+            stat = os.stat(self.path)
+            self._identity = (stat.st_dev, stat.st_ino)
             self._setup()
-        except sqlite3.Error as exc:
-            self._db.close()
+        except BaseException as exc:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            if not isinstance(exc, OSError | sqlite3.Error | UnicodeError):
+                raise
             raise StoreUnavailable(
-                f"cannot use the session store {str(self.path)!r}: {exc}"
+                f"cannot use the session store {str(self.path)!r}: {_reason(exc)}"
             ) from None
 
+    # -- opening -------------------------------------------------------------------------------
+
+    def _refuse(self, why: str) -> None:
+        raise StoreUnavailable(
+            f"{str(self.path)!r} {why}, not a preflight-fsm session store; {_ACCEPTED}"
+        )
+
+    def _check_header(self) -> None:
+        with open(self.path, "rb") as file:
+            header = file.read(len(_SQLITE_HEADER))
+        if not header:
+            self._refuse("is an empty file")
+        if header != _SQLITE_HEADER:
+            self._refuse("is not a SQLite database")
+
+    def _initialise(self) -> None:
+        """Build a complete store under a temporary name, then link it to ``path`` atomically.
+
+        Of several processes creating the same store at once, one link wins and every process
+        opens that one; nobody ever opens a file that is not yet a complete store.
+        """
+        import tempfile  # only the first start of a store needs it
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent
+        )
+        os.close(fd)
+        try:
+            db = sqlite3.connect(temporary, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            finally:
+                db.close()
+            try:
+                os.link(temporary, self.path)
+            except FileExistsError:
+                pass  # another process created it first: use theirs
+            except OSError:
+                # A file system without hard links: a rename cannot refuse to overwrite, so check.
+                if not self.path.exists():
+                    os.replace(temporary, self.path)
+        finally:
+            for leftover in (temporary, f"{temporary}-wal", f"{temporary}-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
+
     def _setup(self) -> None:
-        db = self._db
-        # Several processes may open a new file at once; switching it to WAL takes a lock that
-        # busy_timeout does not always wait for, so retry briefly.
+        db = self._require()
+        application_id = db.execute("PRAGMA application_id").fetchone()[0]
+        if application_id != APPLICATION_ID:
+            tables = [_text(n) for (n,) in db.execute("SELECT name FROM sqlite_master")]
+            if application_id == 0 and tables == ["sessions", "sqlite_autoindex_sessions_1"]:
+                self._refuse(  # D60: the unreleased first layout is not migrated
+                    "is a session store of an earlier, unreleased preflight-fsm (layout 1); "
+                    "move it away and start again"
+                )
+            self._refuse(
+                "is a SQLite database of another application"
+                if application_id or tables
+                else "is an empty SQLite database"
+            )
+        user_version = db.execute("PRAGMA user_version").fetchone()[0]
+        if user_version != SCHEMA_VERSION:
+            self._refuse(f"has the store layout {user_version}, not {SCHEMA_VERSION}")
+        # A store is always created in WAL mode and the mode is kept in the file; set it again in
+        # case a tool changed it. Several processes may do this at once: the lock it takes is not
+        # always waited for by busy_timeout, so retry briefly.
         for attempt in range(50):
             try:
                 mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -100,80 +211,110 @@ class SqliteStore(SessionStore):
                 if "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.02)
-        if str(mode).lower() != "wal":
-            raise sqlite3.OperationalError(f"the file cannot use WAL (journal_mode is {mode})")
+        if _text(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"the file cannot use WAL (journal_mode is {mode!r})")
         # WAL + NORMAL: committed steps survive any process crash (SIGKILL included); FULL adds
         # an fsync per commit so they survive a power cut too (D34).
         db.execute(f"PRAGMA synchronous={self.synchronous}")
-        db.execute(SCHEMA)
 
     @property
     def location(self) -> str:
         return str(self.path)
 
+    @property
+    def exists(self) -> bool:
+        """False when the store was opened without ``create`` and there is none yet."""
+        return self._db is not None
+
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
 
     # -- the interface -------------------------------------------------------------------------
 
     def get(self, session_id: str) -> StoredSession:
         self.checked_id(session_id)
+        if self._db is None:
+            raise SessionNotFound(session_id)
         with self._guard():
-            row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+            db = self._require()
+            row = db.execute(
+                f"SELECT id, snapshot, {_META} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 raise SessionNotFound(session_id)
-            record = record_from(session_id, *row)
-            if self.is_expired(record.updated_at):
+            if _text(row[0]) != session_id:  # a corrupted index answered for another row
+                raise CorruptSession(session_id, f"the store returned the row of {row[0]!r}")
+            version, created_at, updated_at, expire_after, flow = row[2:]
+            record = record_from(
+                session_id, version, row[1], created_at, updated_at, expire_after, flow
+            )
+            if self.is_expired(record.updated_at, expire_after=record.expire_after):
                 # Only the version read is removed: a write that just came first stays.
+                self._check_identity()
                 with self._transaction():
-                    self._db.execute(
+                    db.execute(
                         "DELETE FROM sessions WHERE id = ? AND version = ?",
                         (session_id, record.version),
                     )
-                raise SessionExpired(session_id, self.expire_after)
+                raise SessionExpired(session_id, record.expire_after)
             return record
 
-    def create(self, session_id: str, snapshot: str) -> StoredSession:
+    def create(
+        self, session_id: str, snapshot: str, *, expire_after: float | None = None, flow: str = ""
+    ) -> StoredSession:
         self.new_id_checked(session_id)
         self.checked_snapshot(snapshot)
+        expiry, flow = self.expiry_for(expire_after), self.checked_flow(flow)
+        if self._db is None:
+            raise StoreUnavailable(
+                f"there is no session store at {str(self.path)!r} and it was opened without "
+                "create=True; nothing was written"
+            )
         with self._guard():
+            db = self._require()
             now = self.clock()
+            self._check_identity()
             try:
                 with self._transaction():
-                    self._db.execute(
-                        f"INSERT INTO sessions (id, {_COLUMNS}) VALUES (?, 1, ?, ?, ?)",
-                        (session_id, snapshot, now, now),
+                    db.execute(
+                        f"INSERT INTO sessions (id, snapshot, {_META}) "
+                        "VALUES (?, ?, 1, ?, ?, ?, ?)",
+                        (session_id, snapshot, now, now, expiry, flow),
                     )
             except sqlite3.IntegrityError:
                 raise SessionConflict(session_id, None, None) from None
-            return StoredSession(session_id, 1, snapshot, now, now)
+            return StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
 
     def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
         self.checked_id(session_id)
         self.checked_snapshot(snapshot)
+        if self._db is None:
+            raise SessionNotFound(session_id)
         with self._guard():
+            db = self._require()
+            self._check_identity()
             refusal: Exception | None = None
             with self._transaction():
                 # The write lock is held from here to COMMIT: read, compare and write are one step.
-                row = self._db.execute(
-                    "SELECT version, created_at, updated_at FROM sessions WHERE id = ?",
-                    (session_id,),
+                row = db.execute(
+                    f"SELECT id, {_META} FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
                 if row is None:
                     raise SessionNotFound(session_id)
+                if _text(row[0]) != session_id:
+                    raise CorruptSession(session_id, f"the store returned the row of {row[0]!r}")
                 # The old snapshot is not read: put checks the version and times only.
-                current = record_from(session_id, row[0], "", row[1], row[2])
+                current = entry_from(session_id, *row[1:])
                 now = self.clock()
-                if self.is_expired(current.updated_at, now):
-                    self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-                    refusal = SessionExpired(session_id, self.expire_after)
+                if self.is_expired(current.updated_at, now, current.expire_after):
+                    db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                    refusal = SessionExpired(session_id, current.expire_after)
                 elif current.version != expected_version:
                     raise SessionConflict(session_id, expected_version, current.version)
                 else:
-                    cursor = self._db.execute(
+                    cursor = db.execute(
                         "UPDATE sessions SET version = ?, snapshot = ?, updated_at = ? "
                         "WHERE id = ? AND version = ?",
                         (expected_version + 1, snapshot, now, session_id, expected_version),
@@ -183,39 +324,70 @@ class SqliteStore(SessionStore):
             if refusal is not None:
                 raise refusal  # after COMMIT: the expired session is removed
             return StoredSession(
-                session_id, expected_version + 1, snapshot, current.created_at, now
+                session_id,
+                expected_version + 1,
+                snapshot,
+                current.created_at,
+                now,
+                current.expire_after,
+                current.flow,
             )
 
     def delete(self, session_id: str) -> None:
         self.checked_id(session_id)
-        with self._guard(), self._transaction():
-            cursor = self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-            if cursor.rowcount == 0:
-                raise SessionNotFound(session_id)
-
-    def list(self) -> list[str]:
+        if self._db is None:
+            raise SessionNotFound(session_id)
         with self._guard():
-            rows = self._db.execute(
-                "SELECT id, version, updated_at FROM sessions ORDER BY id"
+            db = self._require()
+            self._check_identity()
+            with self._transaction():
+                cursor = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                if cursor.rowcount == 0:
+                    raise SessionNotFound(session_id)
+
+    def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
+        if self._db is None:
+            return []
+        with self._guard():
+            db = self._require()
+            query = f"SELECT id, {_META} FROM sessions"
+            rows = (
+                db.execute(f"{query} WHERE flow = ? ORDER BY id", (flow,))
+                if flow is not None
+                else db.execute(f"{query} ORDER BY id")
             ).fetchall()
             now = self.clock()
-            ids: list[str] = []
-            for session_id, version, updated_at in rows:
-                if (
-                    type(updated_at) in (int, float)
-                    and type(version) is int
-                    and self.is_expired(updated_at, now)
-                ):
-                    with self._transaction():
-                        self._db.execute(
-                            "DELETE FROM sessions WHERE id = ? AND version = ?",
-                            (session_id, version),
-                        )
+            found: list[SessionEntry | CorruptSession] = []
+            for raw_id, *meta in rows:
+                session_id = _text(raw_id, "replace")
+                try:
+                    entry = entry_from(session_id, *meta)
+                except CorruptSession as corrupt:
+                    found.append(corrupt)
                     continue
-                ids.append(str(session_id))
-            return ids
+                if not self.is_expired(entry.updated_at, now, entry.expire_after):
+                    found.append(entry)
+            return found
 
     # -- plumbing ------------------------------------------------------------------------------
+
+    def _require(self) -> sqlite3.Connection:
+        assert self._db is not None  # every caller checked that the store exists
+        return self._db
+
+    def _check_identity(self) -> None:
+        """Refuse to write when the file was removed or replaced since it was opened: the write
+        would land in a file nobody will ever open again, and the step would be lost unseen."""
+        try:
+            stat = os.stat(self.path)
+            same = (stat.st_dev, stat.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            raise StoreUnavailable(
+                f"the session store {str(self.path)!r} was removed or replaced while this process "
+                "had it open; nothing was written"
+            )
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -223,17 +395,17 @@ class SqliteStore(SessionStore):
         with self._lock:
             try:
                 yield
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeError) as exc:
                 if isinstance(exc, sqlite3.IntegrityError):
                     raise
                 raise StoreUnavailable(
-                    f"the session store {str(self.path)!r} failed: {exc}"
+                    f"the session store {str(self.path)!r} failed: {_reason(exc)}"
                 ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """``BEGIN IMMEDIATE`` (the write lock, waiting up to ``timeout``) ... COMMIT/ROLLBACK."""
-        db = self._db
+        db = self._require()
         db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -242,3 +414,18 @@ class SqliteStore(SessionStore):
                 db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+def _text(value: object, errors: str = "strict") -> str:
+    """A value read with ``text_factory=bytes`` as text."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors)
+    return str(value)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    if isinstance(exc, UnicodeError):
+        return "it holds text that is not UTF-8 (a damaged file)"
+    return str(exc)

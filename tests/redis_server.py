@@ -1,4 +1,4 @@
-"""A throw-away ``redis-server`` on loopback, for tests, benchmarks and trying the Redis store.
+"""A throw-away ``redis-server`` on loopback, for tests and benchmarks (a test helper, not shipped).
 
 It listens on a free port of 127.0.0.1, keeps nothing on disk, and stops when the block ends::
 
@@ -28,7 +28,7 @@ def redis_missing() -> str | None:
     try:
         import redis  # noqa: F401
     except ImportError:
-        return "the redis package is not installed (pip install 'preflight-fsm[redis]')"
+        return "the redis package is not installed (pip install -e '.[redis]' in this clone)"
     return None
 
 
@@ -39,10 +39,14 @@ def _free_port() -> int:
 
 
 @contextmanager
-def throwaway_redis(directory: str | Path, *, attempts: int = 5) -> Iterator[str]:
+def throwaway_redis(
+    directory: str | Path, *, attempts: int = 5, options: tuple[str, ...] = ()
+) -> Iterator[str]:
     """Run a redis-server working in ``directory`` for the block; yield its ``redis://`` URL.
 
-    Raises StoreUnavailable when it cannot start (``redis_missing()`` says why beforehand).
+    ``options`` are more server options (``("--appendonly", "yes")``, ``("--requirepass", pw)``;
+    later options win). Raises StoreUnavailable when it cannot start (``redis_missing()`` says
+    why beforehand).
     """
     why = redis_missing()
     if why is not None:
@@ -54,6 +58,7 @@ def throwaway_redis(directory: str | Path, *, attempts: int = 5) -> Iterator[str
         command = [
             *("redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory)),
             *("--save", "", "--appendonly", "no", "--protected-mode", "yes"),
+            *options,
         ]
         server = subprocess.Popen(
             command,
@@ -61,7 +66,10 @@ def throwaway_redis(directory: str | Path, *, attempts: int = 5) -> Iterator[str
             stderr=subprocess.DEVNULL,
         )
         url = f"redis://127.0.0.1:{port}/0"
-        client = redis.Redis.from_url(url, socket_connect_timeout=0.2)
+        password = (
+            options[options.index("--requirepass") + 1] if "--requirepass" in options else None
+        )
+        client = redis.Redis.from_url(url, socket_connect_timeout=0.2, password=password)
         try:
             deadline = time.monotonic() + 10
             while server.poll() is None and time.monotonic() < deadline:
