@@ -23,7 +23,7 @@ def _root() -> None:
 
 
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "sessions")
+_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "pf", "sessions")
 
 
 def main() -> None:
