@@ -14,9 +14,6 @@ reported as the stop :data:`NO_DECISION`, answers the engine refuses as
 :data:`INVALID_ANSWER` with its feedback (nothing recorded), and a round that would ask again,
 without new answers, what it just asked is :data:`AWAITING_ANSWER` — so Preflights' interactive
 loop, which re-asks only what it can prompt, never spins.
-
-:class:`FsmFileSessionAdapter` is Preflights' ``FileSessionAdapter`` keeping what it drops: the
-answers Preflights pre-fills from the intention ("Add OAuth login") and what it detected.
 """
 
 from __future__ import annotations
@@ -25,7 +22,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Final
 
-from preflights.adapters.file_session import FileSessionAdapter
 from preflights.application.ports.clock import ClockPort
 from preflights.application.ports.config import ConfigLoaderPort
 from preflights.application.ports.file_context import FileContextBuilderPort
@@ -48,7 +44,6 @@ __all__ = [
     "AWAITING_ANSWER",
     "INVALID_ANSWER",
     "NO_DECISION",
-    "FsmFileSessionAdapter",
     "FsmPreflightsApp",
     "Stop",
 ]
@@ -200,33 +195,6 @@ class FsmPreflightsApp(PreflightsApp):
                 recovery_hint=f"Answer it by id, e.g. `pf answer {ids[0] if ids else 'id'}=...`.",
             ),
         )
-
-
-class FsmFileSessionAdapter(FileSessionAdapter):
-    """Preflights' file sessions (``~/.preflights/sessions``), keeping the pre-filled answers.
-
-    Preflights' own adapter drops ``prefilled_answers`` and ``detected_from_intent``, so an
-    answer it took from the intention ("Add OAuth login" → OAuth) is lost between processes.
-    """
-
-    def _serialize_session(self, session: Session) -> dict[str, Any]:
-        data = super()._serialize_session(session)
-        data["prefilled_answers"] = {
-            k: list(v) if isinstance(v, tuple) else v for k, v in session.prefilled_answers.items()
-        }
-        data["detected_from_intent"] = [list(pair) for pair in session.detected_from_intent]
-        return data
-
-    def _deserialize_session(self, data: dict[str, Any]) -> Session:
-        session = super()._deserialize_session(data)
-        session.prefilled_answers = {
-            str(k): tuple(v) if isinstance(v, list) else v
-            for k, v in dict(data.get("prefilled_answers") or {}).items()
-        }
-        session.detected_from_intent = tuple(
-            (str(pair[0]), str(pair[1])) for pair in data.get("detected_from_intent") or ()
-        )
-        return session
 
 
 def _merged(session: Session, answers_delta: Mapping[str, Any]) -> Answers:

@@ -28,7 +28,8 @@ from preflights.cli.state import delete_session
 
 from preflight_fsm.flow import Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_app import FsmFileSessionAdapter, FsmPreflightsApp
+from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
+from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
 from preflight_fsm.integrations.preflights_compat import compat_problems
 from preflight_fsm.integrations.preflights_position import logger
 
