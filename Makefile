@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format diagrams bench bench-smoke clean
+.PHONY: run test check format diagrams bench bench-smoke preflights-suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,5 +42,10 @@ bench: $(STAMP)
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
 
+# Preflights 1.1.4's own test suite with its mock routed to preflight-fsm, in a venv of its own
+# (the 1.x mcp SDK its server needs); downloads Preflights' sdist for its tests (docs/preflights.md).
+preflights-suite:
+	$(PYTHON) tests/preflights_suite/run.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis
