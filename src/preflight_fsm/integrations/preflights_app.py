@@ -70,9 +70,10 @@ class Stop:
 class FsmPreflightsApp(PreflightsApp):
     """Preflights' application with the engine's next turn after each answered turn.
 
-    ``llm_adapter`` must be an :class:`FsmLLMAdapter` (the default): the app asks it where the
-    session stands. ``stops`` lists the sessions that ended without a decision, for a caller
-    (``preflight-fsm pf``) that must tidy up after Preflights' command line.
+    ``llm_adapter`` must be an :class:`FsmLLMAdapter`: the app asks it where the session stands.
+    ``stops`` lists the sessions that ended without a decision and ``user_errors`` the codes of
+    rounds that ended on the user's side, for a caller (``preflight-fsm pf``) that tidies up after
+    Preflights' command line and tells a user's error from a system error.
     """
 
     def __init__(
@@ -96,6 +97,8 @@ class FsmPreflightsApp(PreflightsApp):
         )
         self._engine = llm_adapter
         self.stops: list[Stop] = []
+        # Codes of the rounds that ended on the user's side (a stop, refused or missing answers).
+        self.user_errors: list[str] = []
         # The question ids each session was last answered with needs_more_answers (this process).
         self._last_asked: dict[str, tuple[str, ...]] = {}
 
@@ -121,7 +124,7 @@ class FsmPreflightsApp(PreflightsApp):
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
         if where.turn is None:
-            return _refused(where)
+            return self._refused(session, merged, where)
         if where.turn.state == "Done":
             self._last_asked.pop(session_id, None)
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
@@ -163,6 +166,7 @@ class FsmPreflightsApp(PreflightsApp):
         self._session.delete(session.id)
         self._last_asked.pop(session.id, None)
         self.stops.append(Stop(session.id, session.repo_path, reason))
+        self.user_errors.append(NO_DECISION)
         return PreflightContinueResult(
             status="error",
             error=PreflightError(
@@ -185,6 +189,7 @@ class FsmPreflightsApp(PreflightsApp):
             self._last_asked[session_id] = ids
             return result
         self._last_asked.pop(session_id, None)
+        self.user_errors.append(AWAITING_ANSWER)
         wanted = ", ".join(ids)
         return PreflightContinueResult(
             status="error",
@@ -197,33 +202,44 @@ class FsmPreflightsApp(PreflightsApp):
         )
 
 
+    def _refused(
+        self, session: Session, merged: Answers, where: Position
+    ) -> PreflightContinueResult:
+        """The engine refused answers (C5): its feedback as Preflights' INVALID_ANSWER.
+
+        The refused answers are not recorded; the round's other answers are, as Preflights
+        records a round's answers, so resending the corrected ones alone completes the round.
+        """
+        feedback = where.feedback or {}
+        log_position("continue_preflight: refused", where)
+        issues = feedback.get("issues", {})
+        refused = {str(issue.get("field")) for issue in issues.get("invalid", ())}
+        kept = {k: v for k, v in merged.items() if k not in refused}
+        session.answers = dict(kept)
+        session.all_answers = dict(kept)
+        self._session.update(session)
+        self.user_errors.append(INVALID_ANSWER)
+        details: list[tuple[str, str]] = []
+        lines: list[str] = []
+        for issue in issues.get("invalid", ()):
+            details.append((str(issue.get("field")), str(issue.get("problem"))))
+            lines.append(f"{issue.get('field')}: {issue.get('problem')} ({issue.get('requirement')})")
+        return PreflightContinueResult(
+            status="error",
+            error=PreflightError(
+                code=INVALID_ANSWER,
+                message="Answer refused, not recorded: " + "; ".join(lines or ["see details"]),
+                details=tuple(details),
+                recovery_hint="Send it again, corrected"
+                + (f", e.g. `pf answer {sorted(refused)[0]}=...`" if refused else "")
+                + "; the other answers were kept.",
+            ),
+        )
+
+
 def _merged(session: Session, answers_delta: Mapping[str, Any]) -> Answers:
     """Preflights' own merge: pre-filled < recorded < this round (lists become tuples)."""
     delta: Answers = {
         k: tuple(v) if isinstance(v, list) else v for k, v in answers_delta.items()
     }
     return merge_answers(merge_answers(session.prefilled_answers, session.answers), delta)
-
-
-def _refused(where: Position) -> PreflightContinueResult:
-    """The engine refused the answers (C5): its feedback, as Preflights' INVALID_ANSWER."""
-    feedback = where.feedback or {}
-    log_position("continue_preflight: refused", where)
-    issues = feedback.get("issues", {})
-    details: list[tuple[str, str]] = []
-    lines: list[str] = []
-    for issue in issues.get("invalid", ()):
-        details.append((str(issue.get("field")), str(issue.get("problem"))))
-        lines.append(f"{issue.get('field')}: {issue.get('problem')} ({issue.get('requirement')})")
-    for issue in issues.get("missing", ()):
-        details.append((str(issue.get("field")), "missing"))
-        lines.append(f"{issue.get('field')}: missing ({issue.get('requirement')})")
-    return PreflightContinueResult(
-        status="error",
-        error=PreflightError(
-            code=INVALID_ANSWER,
-            message="Answers refused, nothing recorded: " + "; ".join(lines or ["see details"]),
-            details=tuple(details),
-            recovery_hint=str(feedback.get("action", "Send the answers again, corrected.")),
-        ),
-    )

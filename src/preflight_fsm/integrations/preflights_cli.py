@@ -56,7 +56,8 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     """Run ``pf ARGS`` on the engine; its exit code (0 done, 1 user error or stop, 2 failure).
 
     A session the engine ends without a decision (NoPatch) is closed in ``pf``'s files too, so
-    ``pf start`` works again, and exits 1 (Preflights' "user" code), not 2 (its system error).
+    ``pf start`` works again. It, refused answers and a question pf cannot prompt exit 1
+    (Preflights' "user" code), not 2 (its system error).
     """
     problems = compat_problems()
     if problems:
@@ -72,11 +73,10 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     app = build_pf_app(flow)
     with _installed(app), _warnings_to_stderr():
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
-    if app.stops:
-        for stop in app.stops:
-            delete_session(stop.repo_path)
-        if code == ExitCode.SYSTEM_ERROR:
-            code = int(ExitCode.USER_ERROR)
+    for stop in app.stops:
+        delete_session(stop.repo_path)
+    if app.user_errors and code == ExitCode.SYSTEM_ERROR:
+        code = int(ExitCode.USER_ERROR)  # pf reports every app error as its system error
     return code
 
 
