@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("preflights")
 
-from preflights_e2e import (  # noqa: E402
+from preflights_e2e import (
     CASES,
     Case,
     expected_decisions,
@@ -46,7 +46,8 @@ def test_pf_writes_exactly_the_decision_chosen(repo_home: tuple[Path, Path], cas
 def test_pf_asks_the_category_then_the_field_in_turn(repo_home: tuple[Path, Path]) -> None:
     """Without keywords pf asks the category, then the field that category needs (hybrid flow)."""
     repo, home = repo_home
-    result = run_pf(repo, home, "start", "Improve the checkout flow", lines=["3", "2", "src/", "ok"])
+    lines = ["3", "2", "src/", "ok"]
+    result = run_pf(repo, home, "start", "Improve the checkout flow", lines=lines)
     asked = [line.split("]")[0] for line in result.stdout.splitlines() if line.startswith("Q1 [")]
     assert ["Q1 [change_category", "Q1 [db_type"] == asked[:2]
 
@@ -57,10 +58,12 @@ def test_pf_answer_and_status_resume_a_session(repo_home: tuple[Path, Path]) -> 
     run_pf(repo, home, "start", "--non-interactive", "Improve the checkout flow")
     second = run_pf(repo, home, "answer", "--json", "change_category=Database")
     status = run_pf(repo, home, "status", "--json")
-    done = run_pf(repo, home, "answer", "db_type=MySQL", "allowlist_paths=src/",
-                  "acceptance_criteria=ok")
-    assert ["db_type"] == [q["id"] for q in json.loads(second.stdout)["questions"]
-                           if "depends_on_question_id" not in q]
+    done = run_pf(
+        repo, home, "answer", "db_type=MySQL", "allowlist_paths=src/", "acceptance_criteria=ok"
+    )
+    assert ["db_type"] == [
+        q["id"] for q in json.loads(second.stdout)["questions"] if "depends_on_question_id" not in q
+    ]
     assert "db_type" in {q["id"] for q in json.loads(status.stdout)["questions"]}
     assert 0 == done.returncode, done.stdout + done.stderr
     assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]
@@ -85,10 +88,18 @@ def test_an_other_text_over_the_limit_is_refused_then_resent(
     """A 600-character Other text is refused with the reason; pf answer with a shorter completes."""
     repo, home = repo_home
     refused = run_pf(repo, home, "start", "Add passkey login", lines=["4", "x" * 600])
-    resent = run_pf(repo, home, "answer", "auth_strategy__other=Passkeys", "allowlist_paths=src/",
-                    "acceptance_criteria=ok")
+    resent = run_pf(
+        repo,
+        home,
+        "answer",
+        "auth_strategy__other=Passkeys",
+        "allowlist_paths=src/",
+        "acceptance_criteria=ok",
+    )
     assert (1, True, True) == (
-        refused.returncode, "INVALID_ANSWER" in refused.stderr, "500" in refused.stderr
+        refused.returncode,
+        "INVALID_ANSWER" in refused.stderr,
+        "500" in refused.stderr,
     )
     assert 0 == resent.returncode, resent.stdout + resent.stderr
     assert "Decision: Authentication - Strategy=Passkeys" == written_decisions(repo)[0]
@@ -106,9 +117,7 @@ def test_an_interactive_round_that_cannot_ask_its_question_ends(
 
 
 @pytest.mark.parametrize("option", ["--llm", "--llm-provider=openai", "--llm-strict"])
-def test_options_choosing_a_real_llm_are_refused(
-    repo_home: tuple[Path, Path], option: str
-) -> None:
+def test_options_choosing_a_real_llm_are_refused(repo_home: tuple[Path, Path], option: str) -> None:
     """pf's --llm options would replace the engine: refused with a clear message, exit 1."""
     repo, home = repo_home
     result = run_pf(repo, home, "start", option, "Add login")
@@ -131,4 +140,5 @@ def test_an_intention_the_engine_cannot_read_is_explained(repo_home: tuple[Path,
     result = run_pf(repo, home, "start", "--non-interactive", "TBD")
     assert 0 == result.returncode
     assert "change_category" in result.stdout
-    assert "preflight-fsm: generate_questions: the engine cannot read the intention" in result.stderr
+    note = "preflight-fsm: generate_questions: the engine cannot read the intention"
+    assert note in result.stderr

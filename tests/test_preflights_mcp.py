@@ -19,6 +19,7 @@ mcp = pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
+
 from preflights_e2e import (  # noqa: E402
     CASES,
     CORE_ANSWERS,
@@ -35,9 +36,7 @@ MAX_ROUNDS = 6  # engine turns (at most 3) plus Preflights' core follow-ups
 def server(store: Path) -> StdioServerParameters:
     """How a host starts the server: this Python, the module, a store of its own."""
     module = "preflight_fsm.integrations.preflights_mcp"
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", module, "--store", str(store)]
-    )
+    return StdioServerParameters(command=sys.executable, args=["-m", module, "--store", str(store)])
 
 
 def with_client(store: Path, body: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -70,7 +69,9 @@ async def complete(client: Client, case: Case, repo: Path) -> dict[str, Any]:
         core = {k: v for k, v in CORE_ANSWERS.items() if k in asked}
         answers = core or rounds.pop(0)
         result = await call(
-            client, user_intention=case.intention, session_id=result["session_id"],
+            client,
+            user_intention=case.intention,
+            session_id=result["session_id"],
             answers=answers,
         )
     return result
@@ -123,9 +124,12 @@ def test_other_companions_are_listed_with_their_condition(tmp_path: Path) -> Non
 
     result = with_client(tmp_path / "s.sqlite3", body)
     companion = {
-        "id": "change_category__other", "type": "free_text",
-        "question": "Please specify (What type of change is this?):", "optional": True,
-        "depends_on_question_id": "change_category", "depends_on_value": OTHER,
+        "id": "change_category__other",
+        "type": "free_text",
+        "question": "Please specify (What type of change is this?):",
+        "optional": True,
+        "depends_on_question_id": "change_category",
+        "depends_on_value": OTHER,
     }
     assert companion == result["questions"][1]
 
@@ -139,10 +143,18 @@ def test_sessions_survive_a_server_restart(tmp_path: Path) -> None:
         return await call(client, user_intention="Improve the checkout flow", repo_path=str(repo))
 
     async def second(client: Client, session_id: str) -> dict[str, Any]:
-        await call(client, user_intention="", session_id=session_id,
-                   answers={"change_category": "Database"})
-        return await call(client, user_intention="", session_id=session_id,
-                          answers={"db_type": "MySQL", **CORE_ANSWERS})
+        await call(
+            client,
+            user_intention="",
+            session_id=session_id,
+            answers={"change_category": "Database"},
+        )
+        return await call(
+            client,
+            user_intention="",
+            session_id=session_id,
+            answers={"db_type": "MySQL", **CORE_ANSWERS},
+        )
 
     started = with_client(store, first)
     done = with_client(store, lambda client: second(client, started["session_id"]))
@@ -157,8 +169,9 @@ def test_declining_is_a_stop_without_a_decision(tmp_path: Path) -> None:
     async def body(client: Client) -> dict[str, Any]:
         started = await call(client, user_intention="Add passkey login", repo_path=str(repo))
         answers = {"auth_strategy": OTHER, "auth_strategy__other": "tbd"}
-        return await call(client, user_intention="", session_id=started["session_id"],
-                          answers=answers)
+        return await call(
+            client, user_intention="", session_id=started["session_id"], answers=answers
+        )
 
     result = with_client(tmp_path / "s.sqlite3", body)
     assert ("error", "NO_DECISION") == (result["status"], result["error"]["code"])
@@ -170,21 +183,25 @@ def test_an_unknown_session_is_reported(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path)
 
     async def body(client: Client) -> dict[str, Any]:
-        return await call(client, user_intention="x", session_id="nope", answers={"a": "b"},
-                          repo_path=str(repo))
+        return await call(
+            client, user_intention="x", session_id="nope", answers={"a": "b"}, repo_path=str(repo)
+        )
 
     result = with_client(tmp_path / "s.sqlite3", body)
     assert "SESSION_NOT_FOUND" == result["error"]["code"]
 
 
 def test_a_long_optional_context_still_asks(tmp_path: Path) -> None:
-    """An intention over 2,000 characters once optional_context is appended is asked, not an error."""
+    """An intention over 2,000 characters with optional_context appended is asked, no error."""
     repo, _ = make_repo(tmp_path)
 
     async def body(client: Client) -> dict[str, Any]:
-        return await call(client, user_intention="Add login to the admin dashboard",
-                          optional_context="The admin area is used daily. " * 100,
-                          repo_path=str(repo))
+        return await call(
+            client,
+            user_intention="Add login to the admin dashboard",
+            optional_context="The admin area is used daily. " * 100,
+            repo_path=str(repo),
+        )
 
     result = with_client(tmp_path / "s.sqlite3", body)
     assert ["auth_strategy", "auth_strategy__other"] == [q["id"] for q in result["questions"]]
@@ -213,6 +230,7 @@ def test_the_server_never_imports_preflights_own_mcp_server() -> None:
         "build_preflights_server; build_preflights_server('memory:'); "
         "print(sorted(m for m in sys.modules if m.startswith('preflights.mcp')))"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
     assert "[]" == out.stdout.strip()

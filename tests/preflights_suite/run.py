@@ -19,8 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-preflights-suite"
 SOURCES = ROOT / ".preflights-suite"
 VERSION = "1.1.4"
-PACKAGES = [f"preflights=={VERSION}", "mcp==1.25.0", "pytest>=8", "pytest-asyncio>=0.23",
-            "hypothesis>=6.100"]
+PACKAGES = [
+    f"preflights=={VERSION}",
+    "mcp==1.25.0",
+    "pytest>=8",
+    "pytest-asyncio>=0.23",
+    "hypothesis>=6.100",
+]
 
 EXCLUDED = {
     "tests/cli/test_golden_path_e2e.py::test_golden_path_with_user_provided_allowlist": (
@@ -38,19 +43,44 @@ def main() -> int:
     python = VENV / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", *PACKAGES, "-e", str(ROOT)],
-                       check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *PACKAGES, "-e", str(ROOT)], check=True
+        )
     tests = SOURCES / f"preflights-{VERSION}"
     if not (tests / "tests").is_dir():
         SOURCES.mkdir(exist_ok=True)
-        subprocess.run([str(python), "-m", "pip", "download", "--quiet", "--no-binary", ":all:",
-                        "--no-deps", f"preflights=={VERSION}", "-d", str(SOURCES)], check=True)
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                f"preflights=={VERSION}",
+                "-d",
+                str(SOURCES),
+            ],
+            check=True,
+        )
         with tarfile.open(SOURCES / f"preflights-{VERSION}.tar.gz") as sdist:
             sdist.extractall(SOURCES, filter="data")
     deselect = [arg for node in EXCLUDED for arg in ("--deselect", node)]
     env = {"PYTHONPATH": str(Path(__file__).parent)}
-    command = [str(python), "-m", "pytest", "-q", "-p", "route_to_engine", "-p",
-               "no:cacheprovider", *deselect, "tests"]
+    command = [
+        str(python),
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "route_to_engine",
+        "-p",
+        "no:cacheprovider",
+        *deselect,
+        "tests",
+    ]
     return subprocess.run(command, cwd=tests, env={**os.environ, **env}, check=False).returncode
 
 

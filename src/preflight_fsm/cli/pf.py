@@ -1,4 +1,4 @@
-"""``preflight-fsm pf ARGS…``: Preflights' own command line, on preflight-fsm (``docs/preflights.md``)."""
+"""``preflight-fsm pf ARGS…``: Preflights' own command line on the engine (docs/preflights.md)."""
 
 from __future__ import annotations
 

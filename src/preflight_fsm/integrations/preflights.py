@@ -336,7 +336,7 @@ class FsmLLMAdapter:
     # -- beyond the port -------------------------------------------------------------------------
 
     def position(self, intention: str, answers: Mapping[str, Any]) -> Position:
-        """Where a session with these flat answers stands (``preflights_position``); never raises."""
+        """Where a session with these flat answers stands (``preflights_position``); no raise."""
         return position(intention, answers, self._flow)
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:

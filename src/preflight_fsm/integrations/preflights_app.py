@@ -201,7 +201,6 @@ class FsmPreflightsApp(PreflightsApp):
             ),
         )
 
-
     def _refused(
         self, session: Session, merged: Answers, where: Position
     ) -> PreflightContinueResult:
@@ -223,7 +222,8 @@ class FsmPreflightsApp(PreflightsApp):
         lines: list[str] = []
         for issue in issues.get("invalid", ()):
             details.append((str(issue.get("field")), str(issue.get("problem"))))
-            lines.append(f"{issue.get('field')}: {issue.get('problem')} ({issue.get('requirement')})")
+            field, problem = issue.get("field"), issue.get("problem")
+            lines.append(f"{field}: {problem} ({issue.get('requirement')})")
         return PreflightContinueResult(
             status="error",
             error=PreflightError(
@@ -239,7 +239,5 @@ class FsmPreflightsApp(PreflightsApp):
 
 def _merged(session: Session, answers_delta: Mapping[str, Any]) -> Answers:
     """Preflights' own merge: pre-filled < recorded < this round (lists become tuples)."""
-    delta: Answers = {
-        k: tuple(v) if isinstance(v, list) else v for k, v in answers_delta.items()
-    }
+    delta: Answers = {k: tuple(v) if isinstance(v, list) else v for k, v in answers_delta.items()}
     return merge_answers(merge_answers(session.prefilled_answers, session.answers), delta)

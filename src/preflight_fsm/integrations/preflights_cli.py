@@ -29,9 +29,9 @@ from preflights.cli.state import delete_session
 from preflight_fsm.flow import Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
-from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
 from preflight_fsm.integrations.preflights_compat import compat_problems
 from preflight_fsm.integrations.preflights_position import logger
+from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
 
 __all__ = ["LLM_OPTIONS", "build_pf_app", "run_pf"]
 

@@ -25,13 +25,19 @@ RELIED_ON: Final[tuple[tuple[str, str], ...]] = (
     ("preflights.application._default_app", "pf's app, built once; set beforehand to ours"),
     ("preflights.application._get_default_app", "builds pf's app only while _default_app is None"),
     ("preflights.application.preflights_app.PreflightsApp", "subclassed: continue_preflight"),
-    ("preflights.application.preflights_app.PreflightsApp._get_unanswered_required_questions",
-     "which asked questions still wait for an answer"),
+    (
+        "preflights.application.preflights_app.PreflightsApp._get_unanswered_required_questions",
+        "which asked questions still wait for an answer",
+    ),
     ("preflights.application.types.Session", "fields prefilled_answers, answers, asked_questions"),
-    ("preflights.adapters.file_session.FileSessionAdapter._serialize_session",
-     "extended to keep pre-filled answers"),
-    ("preflights.adapters.file_session.FileSessionAdapter._deserialize_session",
-     "extended to read them back"),
+    (
+        "preflights.adapters.file_session.FileSessionAdapter._serialize_session",
+        "extended to keep pre-filled answers",
+    ),
+    (
+        "preflights.adapters.file_session.FileSessionAdapter._deserialize_session",
+        "extended to read them back",
+    ),
     ("preflights.application.question_filter.merge_answers", "Preflights' own answer merge"),
     ("preflights.cli.main.app", "pf's click command group, run as it is"),
     ("preflights.cli.state.delete_session", "closes pf's session after a stop without decision"),
@@ -58,8 +64,18 @@ SOURCE_DIGESTS: Final[dict[str, str]] = {
 """SHA-256 of the pinned release's source files whose behaviour the integration depends on."""
 
 _SESSION_FIELDS: Final = frozenset(
-    {"prefilled_answers", "detected_from_intent", "answers", "all_answers", "asked_questions",
-     "core_questions_asked", "missing_info", "decision_hint", "repo_path", "intention"}
+    {
+        "prefilled_answers",
+        "detected_from_intent",
+        "answers",
+        "all_answers",
+        "asked_questions",
+        "core_questions_asked",
+        "missing_info",
+        "decision_hint",
+        "repo_path",
+        "intention",
+    }
 )
 
 
@@ -71,7 +87,7 @@ def compat_problems() -> list[str]:
     except importlib.metadata.PackageNotFoundError:
         return ["preflights is not installed: pip install 'preflight-fsm[preflights]'"]
     if version != PINNED_VERSION:
-        problems.append(f"preflights {version} is installed; this integration needs {PINNED_VERSION}")
+        problems.append(f"preflights {version} is installed; this needs {PINNED_VERSION}")
     for dotted, purpose in RELIED_ON:
         if not _resolves(dotted):
             problems.append(f"{dotted} is gone ({purpose})")

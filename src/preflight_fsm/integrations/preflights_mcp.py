@@ -209,7 +209,8 @@ def build_store_app(store: str | None = None, flow: Flow | None = None) -> FsmPr
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m preflight_fsm.integrations.preflights_mcp``: serve the tools over stdio."""
     parser = argparse.ArgumentParser(
-        prog="python -m preflight_fsm.integrations.preflights_mcp", description=__doc__.split("\n")[0]
+        prog="python -m preflight_fsm.integrations.preflights_mcp",
+        description="Preflights' agent tools on preflight-fsm, over stdio.",
     )
     parser.add_argument("--store", help="session store (default: PREFLIGHT_FSM_STORE, else SQLite)")
     parser.add_argument("--flow", help="a flow file (default: the default flow)")
@@ -233,7 +234,8 @@ def _must_answer(question: Question) -> bool:
 
 
 def _question(question: Question) -> dict[str, Any]:
-    shown: dict[str, Any] = {"id": question.id, "type": question.type, "question": question.question}
+    shown: dict[str, Any] = {"id": question.id, "type": question.type}
+    shown["question"] = question.question
     if question.options:
         shown["options"] = list(question.options)
     if question.min_selections:
@@ -249,9 +251,7 @@ def _question(question: Question) -> dict[str, Any]:
     return shown
 
 
-def _questions(
-    session_id: str, questions: Sequence[Question], *, answered: int
-) -> dict[str, Any]:
+def _questions(session_id: str, questions: Sequence[Question], *, answered: int) -> dict[str, Any]:
     return {
         "status": "needs_clarification",
         "session_id": session_id,
@@ -271,11 +271,14 @@ def _result(session_id: str, result: PreflightContinueResult, *, answered: int) 
 
 def _completed(artifacts: PreflightArtifacts | None) -> dict[str, Any]:
     if artifacts is None:  # pragma: no cover - Preflights always reports its artifacts
-        return {"status": "completed", "artifacts_created": [], "summary": "Clarification completed."}
+        return {"status": "completed", "artifacts_created": [], "summary": "Completed."}
     created: list[dict[str, Any]] = [{"path": artifacts.task_path, "type": "task"}]
     if artifacts.adr_path:
         uid = re.search(r"(\d{8}T\d{6}\.\d{3}Z(?:-[A-Za-z0-9]+)?)", artifacts.adr_path)
-        created.append({"path": artifacts.adr_path, "type": "adr", **({"uid": uid.group(1)} if uid else {})})
+        adr: dict[str, Any] = {"path": artifacts.adr_path, "type": "adr"}
+        if uid:
+            adr["uid"] = uid.group(1)
+        created.append(adr)
     if artifacts.architecture_state_path:
         created.append({"path": artifacts.architecture_state_path, "type": "projection"})
     summary = ("Decision documented and " if artifacts.adr_path else "") + "task created."

@@ -109,13 +109,13 @@ def engine_intention(intention: object, flow: Flow) -> EngineIntention:
         note = "the intention holds characters the engine refuses (C5): they were left out"
         candidates.append((_clip(cleaned.strip(), limit), note))
     refusal = ""
-    for candidate, note in candidates:
+    for candidate, why in candidates:
         try:
             ClarificationMachine(candidate, flow)
         except InvalidIntention as exc:
             refusal = str(exc)
             continue
-        return EngineIntention(candidate, note)
+        return EngineIntention(candidate, why)
     return EngineIntention(
         STAND_IN_INTENTION,
         f"the engine cannot read the intention ({refusal}): it asks the category first",
@@ -141,7 +141,7 @@ def position(intention: object, answers: Mapping[str, Any], flow: Flow) -> Posit
             turn = machine.step(relevant)
     except InvalidAnswers as exc:
         return Position(chosen, None, exc.feedback, relevant)
-    except PreflightFsmError as exc:  # pragma: no cover - SessionFinished cannot occur: checked above
+    except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
         return Position(chosen, None, feedback, relevant)
     return Position(chosen, turn, None, relevant)

@@ -9,6 +9,7 @@ for servers whose sessions must outlive a restart.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any, Final
@@ -99,10 +100,8 @@ class StoreSessionAdapter:
     def delete(self, session_id: str) -> None:
         """Remove the session; nothing happens when there is none."""
         self._versions.pop(session_id, None)
-        try:
+        with contextlib.suppress(SessionNotFound):
             self.store.delete(_key(session_id))
-        except SessionNotFound:
-            pass
 
     def cleanup_expired(self, current_time: float) -> int:
         """The store expires sessions itself (30 minutes without a write): nothing to do."""
