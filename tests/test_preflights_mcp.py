@@ -39,12 +39,12 @@ def server(store: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", module, "--store", str(store)])
 
 
-def with_client(store: Path, body: Callable[[Client], Awaitable[Any]]) -> Any:
+def with_client(store: Path, body: Callable[[Client], Awaitable[Any]], mode: str = "auto") -> Any:
     """Run ``body`` with a client connected to a fresh server process on ``store``."""
 
     async def main() -> Any:
         with anyio.fail_after(120):
-            async with Client(server(store)) as client:
+            async with Client(server(store), mode=mode) as client:  # type: ignore[arg-type]
                 return await body(client)
 
     return anyio.run(main)
@@ -113,6 +113,16 @@ def test_the_tools_are_preflights_two(tmp_path: Path) -> None:
     assert ["read_architecture", "require_clarification"] == with_client(
         tmp_path / "s.sqlite3", body
     )
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["2026-07-28", "handshake-era"])
+def test_a_session_completes_under_both_protocol_eras(tmp_path: Path, mode: str) -> None:
+    """A client of either protocol era (probe, or the initialize handshake) completes a session."""
+    case = next(c for c in CASES if c.id == "other-field-after-category")
+    repo, _ = make_repo(tmp_path)
+    result = with_client(tmp_path / "s.sqlite3", lambda client: complete(client, case, repo), mode)
+    assert "completed" == result["status"], result
+    assert expected_decisions(case, repo) == written_decisions(repo)
 
 
 def test_other_companions_are_listed_with_their_condition(tmp_path: Path) -> None:

@@ -178,7 +178,7 @@ def build_preflights_server(store: str | None = None, flow_path: str | None = No
         user_intention: str,
         optional_context: str | None = None,
         session_id: str | None = None,
-        answers: dict[str, str | list[str]] | None = None,
+        answers: dict[str, Any] | None = None,
         preferences: dict[str, Any] | None = None,
         repo_path: str | None = None,
     ) -> dict[str, Any]:
