@@ -10,6 +10,9 @@ Two ways to use the engine from the real ``preflights`` package (extra ``preflig
   Preflights core would drive to get the full hybrid flow (see ``docs/preflights.md``).
 
 Conversion is by field name (C8): our public models carry the names of Preflights' dataclasses.
+The rest of the integration builds on these: ``preflights_app`` (Preflights' application with
+the full hybrid flow), ``preflights_cli`` (``preflight-fsm pf``), ``preflights_mcp`` (the agent
+tools), ``preflights_sessions``, ``preflights_position`` and ``preflights_compat``.
 """
 
 from __future__ import annotations
@@ -200,8 +203,9 @@ class FsmLLMAdapter:
 
     It can stand in for Preflights' ``MockLLMAdapter``, test helpers included. It ignores answers
     to ids it does not know, honours ``session_state``, and returns None rather than a patch
-    outside ``heuristics_config.schema``. ``debug_llm`` and ``repo_path`` are accepted and ignored:
-    no prompt is ever sent anywhere.
+    outside ``heuristics_config.schema``. It never raises for its input where Preflights' port
+    does not (the reason is logged instead, ``preflights_position``). No prompt is ever sent
+    anywhere: ``debug_llm`` with a ``repo_path`` writes the engine's account instead.
 
     >>> from preflights.core.types import default_v1_heuristics
     >>> adapter, config = FsmLLMAdapter(), default_v1_heuristics()
