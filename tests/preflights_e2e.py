@@ -302,3 +302,44 @@ def expected_decisions(case: Case, repo: Path) -> list[str]:
     if any((repo / "docs" / "adr").glob("*.md")):
         expected.append("ADR: " + case.decision_line.removeprefix("Decision: "))
     return expected
+
+
+# -- the issue's figure: everyday intentions, option 1 at every prompt ---------------------------
+
+# `pf` itself with only the adapter wired in, as users had to (a sitecustomize-style patch).
+ADAPTER_ONLY = (
+    "import sys, preflights.adapters.mock_llm as m\n"
+    "from preflight_fsm.integrations.preflights import FsmLLMAdapter\n"
+    "m.MockLLMAdapter = FsmLLMAdapter\n"
+    "from preflights.cli.main import main\n"
+    "sys.argv = ['pf', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def option_one_figure(root: Path, *, adapter_only: bool) -> tuple[int, int]:
+    """Of the first 20 intentions, how many end with an ADR or task, answering 1 everywhere."""
+    done = 0
+    cases = CASES[:20]
+    for case in cases:
+        repo, home = make_repo(root / ("adapter" if adapter_only else "pf") / case.id)
+        command = (
+            [sys.executable, "-c", ADAPTER_ONLY] if adapter_only else [PREFLIGHT_FSM, "pf"]
+        )
+        subprocess.run(
+            [*command, "start", case.intention], cwd=repo, input="1\n" * 12, text=True,
+            capture_output=True, env={**os.environ, "HOME": str(home)}, timeout=TIMEOUT,
+            check=False,
+        )
+        done += (repo / "docs" / "CURRENT_TASK.md").exists()
+    return done, len(cases)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        before = option_one_figure(Path(scratch), adapter_only=True)
+        after = option_one_figure(Path(scratch), adapter_only=False)
+    print(f"pf with FsmLLMAdapter patched in: {before[0]}/{before[1]}")
+    print(f"preflight-fsm pf:                 {after[0]}/{after[1]}")
