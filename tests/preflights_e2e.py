@@ -323,12 +323,15 @@ def option_one_figure(root: Path, *, adapter_only: bool) -> tuple[int, int]:
     cases = CASES[:20]
     for case in cases:
         repo, home = make_repo(root / ("adapter" if adapter_only else "pf") / case.id)
-        command = (
-            [sys.executable, "-c", ADAPTER_ONLY] if adapter_only else [PREFLIGHT_FSM, "pf"]
-        )
+        command = [sys.executable, "-c", ADAPTER_ONLY] if adapter_only else [PREFLIGHT_FSM, "pf"]
         subprocess.run(
-            [*command, "start", case.intention], cwd=repo, input="1\n" * 12, text=True,
-            capture_output=True, env={**os.environ, "HOME": str(home)}, timeout=TIMEOUT,
+            [*command, "start", case.intention],
+            cwd=repo,
+            input="1\n" * 12,
+            text=True,
+            capture_output=True,
+            env={**os.environ, "HOME": str(home)},
+            timeout=TIMEOUT,
             check=False,
         )
         done += (repo / "docs" / "CURRENT_TASK.md").exists()
