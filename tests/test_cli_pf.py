@@ -19,6 +19,7 @@ pytest.importorskip("preflights")
 
 from preflights_e2e import (
     CASES,
+    PREFLIGHT_FSM,
     Case,
     expected_decisions,
     make_repo,
