@@ -19,6 +19,7 @@ loop, which re-asks only what it can prompt, never spins.
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -56,6 +57,9 @@ AWAITING_ANSWER: Final = "AWAITING_ANSWER"
 """A round without new answers would ask again what it just asked: the client cannot answer it."""
 
 Answers = dict[str, str | tuple[str, ...]]
+
+_REMEMBERED: Final = 1024
+"""How many stops, user-side errors and pending rounds an app remembers (oldest forgotten)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,9 +100,10 @@ class FsmPreflightsApp(PreflightsApp):
             config_loader=config_loader,
         )
         self._engine = llm_adapter
-        self.stops: list[Stop] = []
+        # Bounded, as a server keeps one app for its whole life; pf reads them after one command.
+        self.stops: deque[Stop] = deque(maxlen=_REMEMBERED)
         # Codes of the rounds that ended on the user's side (a stop, refused or missing answers).
-        self.user_errors: list[str] = []
+        self.user_errors: deque[str] = deque(maxlen=_REMEMBERED)
         # The question ids each session was last answered with needs_more_answers (this process).
         self._last_asked: dict[str, tuple[str, ...]] = {}
 
@@ -186,7 +191,10 @@ class FsmPreflightsApp(PreflightsApp):
             return result
         ids = tuple(q.id for q in result.questions or ())
         if answers_delta or self._last_asked.get(session_id) != ids:
+            self._last_asked.pop(session_id, None)
             self._last_asked[session_id] = ids
+            while len(self._last_asked) > _REMEMBERED:  # sessions abandoned mid-way
+                del self._last_asked[next(iter(self._last_asked))]
             return result
         self._last_asked.pop(session_id, None)
         self.user_errors.append(AWAITING_ANSWER)
@@ -197,7 +205,8 @@ class FsmPreflightsApp(PreflightsApp):
                 code=AWAITING_ANSWER,
                 message=f"Still waiting for {wanted}, and this round brought no answer to it.",
                 details=tuple(("question_id", qid) for qid in ids),
-                recovery_hint=f"Answer it by id, e.g. `pf answer {ids[0] if ids else 'id'}=...`.",
+                recovery_hint=f"Answer {ids[0] if ids else 'it'} by id (`pf answer id=...`, or "
+                "the answers of require_clarification).",
             ),
         )
 
