@@ -131,12 +131,13 @@ def test_options_choosing_a_real_llm_are_refused(repo_home: tuple[Path, Path], o
 
 
 def test_debug_llm_writes_the_engines_account(repo_home: tuple[Path, Path]) -> None:
-    """--debug-llm writes what the engine ran on and where it stands, where pf points to."""
+    """--debug-llm writes what the engine ran on and where it stands, every round of the run."""
     repo, home = repo_home
     run_pf(repo, home, "start", "--debug-llm", "TBD", lines=["2", "1", "src/", "ok"])
     debug = (repo / ".preflights" / "debug" / "last_llm_prompt.md").read_text()
     assert '"engine_intention": "Unspecified change"' in debug
     assert '"state": "NeedCategory"' in debug
+    assert '"state": "Done"' in debug
 
 
 def test_an_intention_the_engine_cannot_read_is_explained(repo_home: tuple[Path, Path]) -> None:

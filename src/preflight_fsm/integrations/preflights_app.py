@@ -100,6 +100,8 @@ class FsmPreflightsApp(PreflightsApp):
             config_loader=config_loader,
         )
         self._engine = llm_adapter
+        # pf takes --debug-llm on start only, then continues without it: set to keep it on.
+        self.debug_every_round = False
         # Bounded, as a server keeps one app for its whole life; pf reads them after one command.
         self.stops: deque[Stop] = deque(maxlen=_REMEMBERED)
         # Codes of the rounds that ended on the user's side (a stop, refused or missing answers).
@@ -115,6 +117,7 @@ class FsmPreflightsApp(PreflightsApp):
         debug_llm: bool = False,
     ) -> PreflightContinueResult:
         """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing."""
+        debug_llm = debug_llm or self.debug_every_round
         session = self._session.get(session_id)
         if session is None or session.is_expired(self._clock.now_unix()):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)

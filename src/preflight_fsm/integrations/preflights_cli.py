@@ -71,6 +71,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         )
         return int(ExitCode.USER_ERROR)
     app = build_pf_app(flow)
+    app.debug_every_round = "--debug-llm" in args  # pf's loop drops it after start
     with _installed(app), _warnings_to_stderr():
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:
