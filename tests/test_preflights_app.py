@@ -126,3 +126,35 @@ def test_pre_filled_answers_complete_without_a_question(app: FsmPreflightsApp, r
     start = app.start_preflight("Add OAuth login", str(repo))
     done = app.continue_preflight(start.session_id, {})
     assert "completed" == done.status, done.error
+
+
+def test_each_round_is_one_step_so_the_turn_budget_holds(app: FsmPreflightsApp, repo: Path) -> None:
+    """Category Other, its text, then field Other with no text would be a 4th turn: NO_DECISION."""
+    start = app.start_preflight("Rework it", str(repo))
+    second = app.continue_preflight(start.session_id, {"change_category": OTHER})
+    third = app.continue_preflight(start.session_id, {"change_category__other": "database"})
+    fourth = app.continue_preflight(start.session_id, {"db_type": OTHER})
+    assert [["change_category__other"], ["db_type", "db_type__other"]] == [
+        ids(second.questions),
+        ids(third.questions),
+    ]
+    assert fourth.error is not None
+    assert (NO_DECISION, "the turn budget ran out") == (
+        fourth.error.code,
+        fourth.error.message.split(": ", 1)[1].split(" before")[0],
+    )
+
+
+def test_a_changed_answer_is_a_conflict_and_the_first_stays(
+    app: FsmPreflightsApp, repo: Path
+) -> None:
+    """Changing a resolved category is refused (C5); the session goes on with the first one."""
+    start = app.start_preflight("Improve the checkout flow", str(repo))
+    app.continue_preflight(start.session_id, {"change_category": "Database"})
+    changed = app.continue_preflight(start.session_id, {"change_category": "Backend"})
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert changed.error is not None
+    assert INVALID_ANSWER == changed.error.code
+    assert "completed" == done.status, done.error
+    assert done.artifacts is not None
+    assert "Decision: Database - Type=MySQL" in (repo / done.artifacts.task_path).read_text()

@@ -16,6 +16,8 @@ from preflight_fsm.integrations.preflights_sessions import (
     KEY_PREFIX,
     FsmFileSessionAdapter,
     StoreSessionAdapter,
+    record_round,
+    recorded_rounds,
 )
 from preflight_fsm.store import MemoryStore
 
@@ -89,3 +91,17 @@ def test_an_unknown_or_deleted_store_session_is_none() -> None:
     adapter.delete("s-1")
     adapter.delete("s-1")
     assert (None, None) == (adapter.get("s-1"), adapter.get("never"))
+
+
+def test_file_sessions_keep_the_engines_rounds(tmp_path: Path) -> None:
+    """The rounds the engine accepted come back in order, as recorded."""
+    adapter, kept = FsmFileSessionAdapter(tmp_path), session()
+    record_round(kept, {"change_category": "Database"})
+    record_round(kept, {"change_category": "Database", "scopes": ("a",)})
+    adapter.create(kept)
+    restored = adapter.get("s-1")
+    assert restored is not None
+    assert (
+        {"change_category": "Database"},
+        {"change_category": "Database", "scopes": ["a"]},
+    ) == recorded_rounds(restored)

@@ -339,9 +339,17 @@ class FsmLLMAdapter:
 
     # -- beyond the port -------------------------------------------------------------------------
 
-    def position(self, intention: str, answers: Mapping[str, Any]) -> Position:
-        """Where a session with these flat answers stands (``preflights_position``); no raise."""
-        return position(intention, answers, self._flow)
+    def position(
+        self,
+        intention: str,
+        answers: Mapping[str, Any],
+        rounds: Sequence[Mapping[str, Any]] = (),
+    ) -> Position:
+        """Where a session with these answers (and these accepted rounds) stands; never raises.
+
+        See ``preflights_position.position``.
+        """
+        return position(intention, answers, self._flow, rounds)
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.

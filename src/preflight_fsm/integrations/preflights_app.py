@@ -40,6 +40,7 @@ from preflights.application.types import (
 from preflight_fsm.flow import OTHER_SUFFIX
 from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
 from preflight_fsm.integrations.preflights_position import Position, log_position
+from preflight_fsm.integrations.preflights_sessions import record_round, recorded_rounds
 
 __all__ = [
     "AWAITING_ANSWER",
@@ -121,14 +122,12 @@ class FsmPreflightsApp(PreflightsApp):
         session = self._session.get(session_id)
         if session is None or session.is_expired(self._clock.now_unix()):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
-        merged = _merged(session, answers_delta)
-        probe = dataclasses.replace(session, answers=dict(merged))
-        if self._get_unanswered_required_questions(probe) or session.core_questions_asked:
-            # Preflights' own rounds: questions still unanswered, or its core's follow-ups after
-            # the engine was already Done.
+        if session.core_questions_asked:
+            # The engine was Done: these rounds answer Preflights' core's own follow-ups.
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
             return self._bounded(session_id, answers_delta, result)
-        where = self._engine.position(session.intention, merged)
+        merged = _merged(session, answers_delta)
+        where = self._engine.position(session.intention, merged, recorded_rounds(session))
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
         if where.turn is None:
@@ -155,6 +154,7 @@ class FsmPreflightsApp(PreflightsApp):
         new = tuple(q for q in questions if q.id not in asked)
         session.answers = dict(merged)
         session.all_answers = dict(merged)
+        record_round(session, where.answers)
         session.asked_questions = session.asked_questions + new
         session.missing_info = where.turn.missing_info
         session.decision_hint = where.turn.decision_hint
@@ -167,7 +167,8 @@ class FsmPreflightsApp(PreflightsApp):
         log_position("continue_preflight: stopped", where)
         key = where.turn.missing_info[0] if where.turn.missing_info else "change_category"
         given = merged.get(f"{key}{OTHER_SUFFIX}", merged.get(key))
-        if given is None:
+        other = self._engine.flow.other_option.casefold()
+        if given is None or str(given).strip().casefold() in (other, "other"):
             reason = f"the turn budget ran out before {key} was answered (C3)"
         else:
             reason = f"{key} was declined: {given!r} is no usable answer (C5)"
@@ -218,14 +219,16 @@ class FsmPreflightsApp(PreflightsApp):
     ) -> PreflightContinueResult:
         """The engine refused answers (C5): its feedback as Preflights' INVALID_ANSWER.
 
-        The refused answers are not recorded; the round's other answers are, as Preflights
-        records a round's answers, so resending the corrected ones alone completes the round.
+        The refused answers are not recorded (an answer they would replace stays); the round's
+        other answers are, as Preflights records a round's answers, so resending the corrected
+        ones alone completes the round. The round is no engine step until then.
         """
         feedback = where.feedback or {}
         log_position("continue_preflight: refused", where)
         issues = feedback.get("issues", {})
         refused = {str(issue.get("field")) for issue in issues.get("invalid", ())}
         kept = {k: v for k, v in merged.items() if k not in refused}
+        kept.update({k: v for k, v in session.answers.items() if k in refused})  # as they were
         session.answers = dict(kept)
         session.all_answers = dict(kept)
         self._session.update(session)

@@ -1,15 +1,17 @@
-"""Where a Preflights session stands on the engine, from the flat answers Preflights holds.
+"""Where a Preflights session stands on the engine, from the answers Preflights holds.
 
-Preflights keeps a session's answers as one flat mapping (``Session.all_answers``), not turn by
-turn, and hands its LLM port an intention the engine may refuse (a placeholder such as ``TBD``,
-or over 2,000 characters once its MCP server appends ``optional_context``). This module turns
-both into an engine position, never raising for either:
+Preflights keeps a session's answers as one flat mapping (``Session.all_answers``), and hands its
+LLM port an intention the engine may refuse (a placeholder such as ``TBD``, or over 2,000
+characters once its MCP server appends ``optional_context``). This module turns both into an
+engine position, never raising for either:
 
 - :func:`engine_intention` picks the text the engine runs on (the intention itself whenever the
   engine takes it), and says why when it had to pick another;
-- :func:`position` replays the flat answers on a fresh machine and settles them: it steps again
-  while the question the machine now asks is already answered, so a placeholder given to it
-  (``"tbd"``) ends the session as the user declining (C5 → NoPatch) instead of asking it forever.
+- :func:`position` replays the rounds the engine already accepted (one step each, when they are
+  kept: ``preflights_sessions.recorded_rounds``), then settles the current answers: it steps
+  again while the question the machine now asks is already answered, so a placeholder given to
+  it (``"tbd"``) ends the session as the user declining (C5 → NoPatch) instead of asking it
+  forever.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -122,29 +124,79 @@ def engine_intention(intention: object, flow: Flow) -> EngineIntention:
     )
 
 
-def position(intention: object, answers: Mapping[str, Any], flow: Flow) -> Position:
-    """Replay ``answers`` (ids the flow does not know are ignored) and settle them. Never raises.
+def position(
+    intention: object,
+    answers: Mapping[str, Any],
+    flow: Flow,
+    rounds: Sequence[Mapping[str, Any]] = (),
+) -> Position:
+    """Replay the ``rounds`` already accepted, then settle ``answers`` on them. Never raises.
 
-    A step is taken only while the question the machine asks is among the answers, so at most
-    one step per question turn (bounded by the flow's turn budget, C3) and never a step without
-    its pending answer (which C5 refuses as missing).
+    Each round is one step, as it was when it was accepted, so the turn budget (C3) and the
+    conflicts of changed answers (C5) are the engine's own; without rounds the flat answers are
+    replayed alone (Preflights keeps no others). Ids the flow does not know are ignored. A step is
+    taken only while the question the machine asks is among the answers, so never a step
+    without its pending answer (which C5 refuses as missing), and at most one per round and per
+    question turn.
     """
     chosen = engine_intention(intention, flow)
-    known = flow.answer_ids
-    relevant = {k: _as_engine_value(v) for k, v in answers.items() if k in known}
+    relevant = _relevant(answers, flow)
     machine = ClarificationMachine(chosen.text, flow)
     turn = machine.turn
     try:
+        for accepted in rounds:
+            turn = _step_if_answered(machine, turn, _relevant(accepted, flow))
+    except PreflightFsmError as exc:  # a recorded round no longer replays (another flow)
+        logger.warning("recorded rounds do not replay (%s): the answers are replayed alone", exc)
+        machine = ClarificationMachine(chosen.text, flow)
+        turn = machine.turn
+    try:
+        if rounds and _changes(_relevant(rounds[-1], flow), relevant) and not turn.finished:
+            # An accepted answer changed while the question it answered is gone: step anyway,
+            # so the engine reports the conflict (C5). A step refused only for the missing
+            # pending answer changes nothing (errors never do) and is no conflict.
+            try:
+                turn = machine.step(relevant)
+            except InvalidAnswers as exc:
+                if exc.feedback.get("issues", {}).get("invalid"):
+                    raise
         for _ in range(flow.limits.max_turns + 1):
-            if turn.finished or not turn.questions or turn.questions[0].id not in relevant:
+            stepped = _step_if_answered(machine, turn, relevant)
+            if stepped is turn:
                 break
-            turn = machine.step(relevant)
+            turn = stepped
     except InvalidAnswers as exc:
         return Position(chosen, None, exc.feedback, relevant)
     except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
         return Position(chosen, None, feedback, relevant)
     return Position(chosen, turn, None, relevant)
+
+
+def _step_if_answered(machine: ClarificationMachine, turn: Turn, answers: dict[str, Any]) -> Turn:
+    """The next turn if the question asked now is answered; else ``turn`` itself."""
+    if turn.finished or not turn.questions or turn.questions[0].id not in answers:
+        return turn
+    return machine.step(answers)
+
+
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """True when an answer of ``before`` has another value in ``after`` (case and spaces aside)."""
+    return any(
+        key in after and _comparable(value) != _comparable(after[key])
+        for key, value in before.items()
+    )
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_comparable(v) for v in value)
+    return " ".join(str(value).split()).casefold() if value is not None else None
+
+
+def _relevant(answers: Mapping[str, Any], flow: Flow) -> dict[str, Any]:
+    known = flow.answer_ids
+    return {k: _as_engine_value(v) for k, v in answers.items() if k in known}
 
 
 def log_position(operation: str, where: Position, *, level: int = logging.INFO) -> None:

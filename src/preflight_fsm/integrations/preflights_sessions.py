@@ -2,7 +2,8 @@
 
 Preflights' ``FileSessionAdapter`` (what ``pf`` uses) drops the answers Preflights pre-fills from
 the intention ("Add OAuth login" → OAuth) and what it detected, so a later process replays the
-session without them. :class:`FsmFileSessionAdapter` keeps them; :class:`StoreSessionAdapter`
+session without them. :class:`FsmFileSessionAdapter` keeps them, and the engine's accepted
+rounds (:func:`recorded_rounds`); :class:`StoreSessionAdapter`
 keeps the same JSON in a :class:`~preflight_fsm.store.SessionStore` (SQLite by default, Redis),
 for servers whose sessions must outlive a restart.
 """
@@ -26,10 +27,36 @@ from preflight_fsm.errors import (
 )
 from preflight_fsm.store.base import SessionStore
 
-__all__ = ["KEY_PREFIX", "FsmFileSessionAdapter", "StoreSessionAdapter"]
+__all__ = [
+    "KEY_PREFIX",
+    "ROUNDS",
+    "FsmFileSessionAdapter",
+    "StoreSessionAdapter",
+    "record_round",
+    "recorded_rounds",
+]
 
 KEY_PREFIX: Final = "preflights-"
 """Store keys of Preflights sessions, apart from the engine's own sessions in the same store."""
+
+ROUNDS: Final = "fsm_rounds"
+"""The attribute (and JSON key) holding the engine's accepted rounds on a Preflights Session."""
+
+
+def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
+    """The answers of each round the engine accepted, in order (C9's steps); () if none kept.
+
+    Preflights' ``Session`` has no field for them, so they ride as an attribute that these
+    adapters (and Preflights' in-memory one, which keeps the object) preserve; an adapter that
+    drops them leaves the engine replaying the flat answers alone.
+    """
+    rounds = getattr(session, ROUNDS, ())
+    return tuple(dict(r) for r in rounds if isinstance(r, dict))
+
+
+def record_round(session: Session, answers: dict[str, Any]) -> None:
+    """Append one accepted round's answers to the session."""
+    setattr(session, ROUNDS, (*recorded_rounds(session), dict(answers)))
 
 
 class FsmFileSessionAdapter(FileSessionAdapter):
@@ -41,6 +68,10 @@ class FsmFileSessionAdapter(FileSessionAdapter):
             k: list(v) if isinstance(v, tuple) else v for k, v in session.prefilled_answers.items()
         }
         data["detected_from_intent"] = [list(pair) for pair in session.detected_from_intent]
+        data[ROUNDS] = [
+            {k: list(v) if isinstance(v, tuple) else v for k, v in r.items()}
+            for r in recorded_rounds(session)
+        ]
         return data
 
     def _deserialize_session(self, data: dict[str, Any]) -> Session:
@@ -52,6 +83,9 @@ class FsmFileSessionAdapter(FileSessionAdapter):
         session.detected_from_intent = tuple(
             (str(pair[0]), str(pair[1])) for pair in data.get("detected_from_intent") or ()
         )
+        for accepted in data.get(ROUNDS) or ():
+            if isinstance(accepted, dict):
+                record_round(session, accepted)
         return session
 
 
