@@ -9,7 +9,7 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format diagrams bench bench-smoke fuzz clean
+.PHONY: run test check format diagrams bench bench-smoke fuzz preflights-suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,5 +60,10 @@ fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -p no:cacheprovider -q \
 		--hypothesis-show-statistics tests/test_properties.py tests/test_text.py
 
+# Preflights 1.1.4's own test suite with its mock routed to preflight-fsm, in a venv of its own
+# (the 1.x mcp SDK its server needs); downloads Preflights' sdist for its tests (docs/preflights.md).
+preflights-suite:
+	$(PYTHON) tests/preflights_suite/run.py
+
 clean:
-	rm -rf $(VENV) $(PF_MCP_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis

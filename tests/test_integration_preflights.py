@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 preflights = pytest.importorskip("preflights")
 
@@ -27,7 +29,6 @@ from preflights.application.preflights_app import PreflightsApp  # noqa: E402
 from preflights.application.types import (  # noqa: E402
     AppErrorCode,
     LLMResponse,
-    PreflightContinueResult,
     Question,
     SessionSnapshot,
 )
@@ -45,6 +46,7 @@ from preflights.core.types import (  # noqa: E402
 
 from preflight_fsm.contract import check_decision_patch, check_llm_response  # noqa: E402
 from preflight_fsm.integrations.preflights import (  # noqa: E402
+    AnsweredSnapshot,
     FsmLLMAdapter,
     FsmSession,
     from_preflights_patch,
@@ -52,6 +54,7 @@ from preflight_fsm.integrations.preflights import (  # noqa: E402
     from_preflights_response,
     to_preflights_question,
 )
+from preflight_fsm.integrations.preflights_app import FsmPreflightsApp  # noqa: E402
 from preflight_fsm.turn import Question as OurQuestion  # noqa: E402
 
 OTHER = "Other (specify)"
@@ -350,48 +353,12 @@ def test_preflights_blocks_the_hybrid_flow(repo: Path) -> None:
     assert ("error", AppErrorCode.PATCH_EXTRACTION_FAILED) == (result.status, result.error.code)
 
 
-# -- the minimal change Preflights would need ---------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class AnsweredSnapshot(SessionSnapshot):
-    """Preflights' SessionSnapshot plus the answers' values: change 2 of docs/preflights.md."""
-
-    answers: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
-
-
-class HybridPreflightsApp(PreflightsApp):
-    """PreflightsApp with the minimal change: on a None patch, ask the port for the next turn."""
-
-    def continue_preflight(
-        self, session_id: str, answers_delta: dict[str, Any], *, debug_llm: bool = False
-    ) -> PreflightContinueResult:
-        result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
-        if result.error is None or result.error.code != AppErrorCode.PATCH_EXTRACTION_FAILED:
-            return result
-        session = self._session.get(session_id)
-        assert session is not None
-        state = AnsweredSnapshot(
-            intention=session.intention,
-            asked_questions=tuple(q.id for q in session.asked_questions),
-            answered_questions=tuple(session.all_answers),
-            missing_info=session.missing_info,
-            answers=tuple(session.all_answers.items()),
-        )
-        response = self._llm.generate_questions(
-            session.intention, self._config.load(session.repo_path), session_state=state
-        )
-        if not response.questions:
-            return result
-        session.asked_questions += response.questions
-        session.missing_info = response.missing_info
-        self._session.update(session)
-        return PreflightContinueResult(status="needs_more_answers", questions=response.questions)
+# -- the minimal change Preflights would need, shipped as FsmPreflightsApp ----------------------
 
 
 def test_minimal_change_runs_the_full_hybrid_flow(repo: Path) -> None:
     """With the minimal change, category then field completes with an ADR (spec §3)."""
-    app = make_app(repo, FsmLLMAdapter(), HybridPreflightsApp)
+    app = make_app(repo, FsmLLMAdapter(), FsmPreflightsApp)
     start = app.start_preflight("Choose the storage architecture for invoices", str(repo))
     assert ["change_category", "change_category__other"] == ids(start.questions)
     second = app.continue_preflight(start.session_id, {"change_category": "Database"})
@@ -495,3 +462,74 @@ def test_response_and_patch_convert_back_to_ours() -> None:
     assert session.machine.turn.patch == patch
     assert ("auth_strategy",) == response.missing_info
     assert [] == check_decision_patch(patch, default_v1_heuristics())
+
+
+# -- never raising where Preflights' port does not -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("intention", "expected"),
+    [
+        ("TBD", ["change_category", "change_category__other"]),
+        ("", ["change_category", "change_category__other"]),
+        ("Add login\n\nContext: " + "The admin. " * 200, ["auth_strategy", "auth_strategy__other"]),
+        ("Add login \u202e now", ["auth_strategy", "auth_strategy__other"]),
+    ],
+    ids=["placeholder", "empty", "over-2000-with-context", "bidi-control"],
+)
+def test_an_intention_the_engine_refuses_still_gets_a_turn(
+    intention: str, expected: list[str]
+) -> None:
+    """generate_questions answers any intention: the closest text the engine takes decides."""
+    response = FsmLLMAdapter().generate_questions(intention, default_v1_heuristics())
+    assert expected == ids(response.questions)
+
+
+CONFIG = default_v1_heuristics()
+
+
+def test_an_other_text_over_the_limit_is_none_with_the_reason_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 600-character Other text gives None, and the log says the engine refused it."""
+    answers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+    with caplog.at_level("INFO", logger="preflight_fsm.integrations.preflights"):
+        patch = FsmLLMAdapter().extract_decision_patch("Add login", answers, CONFIG)
+    assert patch is None
+    assert "answers refused" in caplog.text
+
+
+def test_debug_llm_writes_the_engines_structured_feedback(tmp_path: Path) -> None:
+    """debug_llm=True writes the engine's feedback where Preflights writes an LLM's prompt."""
+    answers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+    FsmLLMAdapter().extract_decision_patch(
+        "Add login", answers, default_v1_heuristics(), debug_llm=True, repo_path=str(tmp_path)
+    )
+    debug = (tmp_path / ".preflights" / "debug" / "last_llm_prompt.md").read_text()
+    assert '"result": "validation_failed"' in debug
+    assert "auth_strategy__other" in debug
+
+
+def test_a_session_state_with_refused_answers_gets_turn_one() -> None:
+    """A snapshot whose answers the engine refuses gives the first turn, not an exception."""
+    state = AnsweredSnapshot(
+        intention="Add login",
+        asked_questions=(),
+        answered_questions=(),
+        missing_info=(),
+        answers=(("auth_strategy", "x" * 600),),
+    )
+    response = FsmLLMAdapter().generate_questions(
+        "Add login", default_v1_heuristics(), session_state=state
+    )
+    assert ["auth_strategy", "auth_strategy__other"] == ids(response.questions)
+
+
+@given(
+    st.text(max_size=2500), st.dictionaries(st.text(max_size=30), st.text(max_size=600), max_size=5)
+)
+def test_the_adapter_never_raises(intention: str, answers: dict[str, str]) -> None:
+    """generate_questions and extract_decision_patch take any text without an exception."""
+    adapter, config = FsmLLMAdapter(), default_v1_heuristics()
+    adapter.generate_questions(intention, config)
+    adapter.extract_decision_patch(intention, dict(answers), config)

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "mcp", "sessions")
+_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "mcp", "pf", "sessions")
 
 _LAZY: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Clarify an intention in the terminal, one question at a time."),
@@ -29,6 +29,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "diagram": ("diagram", "Write the flow's diagram, or one session's path on it."),
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
+    "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""
 

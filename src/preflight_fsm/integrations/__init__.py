@@ -1,6 +1,6 @@
 """Adapters that plug preflight-fsm into other products.
 
-``preflight_fsm.integrations.preflights`` needs the optional extra: ``pip install
-'preflight-fsm[preflights]'``. Nothing here is imported eagerly, so the core package never
-depends on an integration's product.
+``preflight_fsm.integrations.preflights*`` need the optional extra ``preflights`` (``pip install
+'preflight-fsm[preflights]'``), ``preflights_mcp`` also the extra ``mcp``. Nothing here is
+imported eagerly, so the core package never depends on an integration's product.
 """

@@ -10,13 +10,18 @@ Two ways to use the engine from the real ``preflights`` package (extra ``preflig
   Preflights core would drive to get the full hybrid flow (see ``docs/preflights.md``).
 
 Conversion is by field name (C8): our public models carry the names of Preflights' dataclasses.
+The rest of the integration builds on these: ``preflights_app`` (Preflights' application with
+the full hybrid flow), ``preflights_cli`` (``preflight-fsm pf``), ``preflights_mcp`` (the agent
+tools), ``preflights_sessions``, ``preflights_position`` and ``preflights_compat``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 try:
     from preflights.application.types import LLMContext
@@ -31,15 +36,25 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'preflight-fsm[preflights]'"
     ) from exc
 
+from preflights.adapters.llm_debug import write_llm_debug
+
 from preflight_fsm.adapter import MockLLMAdapter
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
+from preflight_fsm.integrations.preflights_position import (
+    Position,
+    engine_intention,
+    log_position,
+    logger,
+    position,
+)
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot
 from preflight_fsm.turn import LLMResponse, Question, Turn
 
 __all__ = [
+    "AnsweredSnapshot",
     "FsmLLMAdapter",
     "FsmSession",
     "from_preflights_patch",
@@ -188,8 +203,9 @@ class FsmLLMAdapter:
 
     It can stand in for Preflights' ``MockLLMAdapter``, test helpers included. It ignores answers
     to ids it does not know, honours ``session_state``, and returns None rather than a patch
-    outside ``heuristics_config.schema``. ``debug_llm`` and ``repo_path`` are accepted and ignored:
-    no prompt is ever sent anywhere.
+    outside ``heuristics_config.schema``. It never raises for its input where Preflights' port
+    does not (the reason is logged instead, ``preflights_position``). No prompt is ever sent
+    anywhere: ``debug_llm`` with a ``repo_path`` writes the engine's account instead.
 
     >>> from preflights.core.types import default_v1_heuristics
     >>> adapter, config = FsmLLMAdapter(), default_v1_heuristics()
@@ -211,7 +227,6 @@ class FsmLLMAdapter:
     ) -> None:
         self._flow = flow or default_flow()
         self._engine = MockLLMAdapter(self._flow)
-        self._known = self._flow.answer_ids
         self._force_invalid_patch = force_invalid_patch
         self._force_extraction_failure = force_extraction_failure
         self._override_questions: tuple[PfQuestion, ...] | None = None
@@ -260,24 +275,33 @@ class FsmLLMAdapter:
         """Turn 1 without ``session_state``; with one, the turn the session stands at.
 
         A snapshot that also carries the answers' values (an ``answers`` attribute or key,
-        mapping ids to values, or pairs) gets exactly the next turn: the answers are replayed
-        on a fresh machine. Preflights' four fields alone give the position they describe (C9).
-        Raises InvalidIntention or InvalidSnapshot (both ValueError) for input it cannot place.
+        mapping ids to values, or pairs — :class:`AnsweredSnapshot`) gets exactly the next turn:
+        the answers are replayed and settled (``preflights_position``). Preflights' four fields
+        alone give the position they describe (C9). Never raises for its input, as Preflights'
+        port does not: an intention the engine refuses runs as the closest text it takes (the
+        reason is logged), a snapshot it cannot place gives turn 1.
         """
         if self._override_questions is not None:
             return _override_response(self._override_questions)
-        if session_state is None:
-            return to_preflights_response(self._engine.generate_questions(intention))
-        answers = _snapshot_answers(session_state)
-        if answers:
-            machine = ClarificationMachine(intention, self._flow)
-            try:
-                return to_preflights_response(machine.step(self._relevant(answers)))
-            except PreflightFsmError:
-                pass  # answers that do not replay: fall back to the position
-        return to_preflights_response(
-            self._engine.generate_questions(intention, session_state=session_state)
-        )
+        answers = _snapshot_answers(session_state) if session_state is not None else {}
+        if session_state is None or answers:
+            where = self.position(intention, answers)
+            if debug_llm and repo_path:
+                self.write_debug("generate_questions", where, repo_path)
+            if where.turn is None:  # answers refused (C5): the turn they were given at stands
+                log_position("generate_questions", where, level=logging.WARNING)
+                where = self.position(intention, {})
+            if where.intention.note:
+                log_position("generate_questions", where, level=logging.WARNING)
+            assert where.turn is not None  # no answers: nothing to refuse
+            return to_preflights_response(where.turn)
+        chosen = engine_intention(intention, self._flow)
+        try:
+            response = self._engine.generate_questions(chosen.text, session_state=session_state)
+        except PreflightFsmError as exc:
+            logger.warning("generate_questions: session_state not placed (%s): turn 1", exc)
+            response = self.position(intention, {}).turn.to_llm_response()  # type: ignore[union-attr]
+        return to_preflights_response(response)
 
     def extract_decision_patch(
         self,
@@ -292,17 +316,71 @@ class FsmLLMAdapter:
 
         Answers to ids the flow does not know are ignored. A patch outside
         ``heuristics_config.schema`` is None (compared as Preflights' core does: names
-        case-insensitively, ``"*"`` allowing any field).
+        case-insensitively, ``"*"`` allowing any field). Never raises: every None is logged with
+        its reason (the engine's position or its structured feedback, C5).
         """
         if self._force_extraction_failure:
             return None
         if self._force_invalid_patch:
             return PfDecisionPatch(category="InvalidCategory", fields=(("Field", "Value"),))
-        patch = self._engine.extract_decision_patch(intention, answers, heuristics_config)
-        return None if patch is None else to_preflights_patch(patch)
+        where = self.position(intention, answers)
+        if debug_llm and repo_path:
+            self.write_debug("extract_decision_patch", where, repo_path)
+        if where.turn is None or where.turn.patch is None:
+            log_position("extract_decision_patch: no patch", where)
+            return None
+        patch = self._engine.extract_decision_patch(
+            where.intention.text, where.answers, heuristics_config
+        )
+        if patch is None:
+            logger.info("extract_decision_patch: %s is outside the schema", where.turn.patch)
+            return None
+        return to_preflights_patch(patch)
 
-    def _relevant(self, answers: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in answers.items() if k in self._known}
+    # -- beyond the port -------------------------------------------------------------------------
+
+    def position(
+        self,
+        intention: str,
+        answers: Mapping[str, Any],
+        rounds: Sequence[Mapping[str, Any]] = (),
+    ) -> Position:
+        """Where a session with these answers (and these accepted rounds) stands; never raises.
+
+        See ``preflights_position.position``.
+        """
+        return position(intention, answers, self._flow, rounds)
+
+    def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
+        """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.
+
+        That is ``.preflights/debug/last_llm_prompt.md`` in the repository, the file Preflights'
+        ``--debug-llm`` points to: what the engine ran on, where the session stands, and the
+        structured feedback (C5) on answers it refused.
+        """
+        write_llm_debug(
+            repo_path=repo_path,
+            operation=operation,
+            system_prompt=DEBUG_NOTE,
+            user_message=json.dumps(where.describe(), indent=2, ensure_ascii=False),
+            tools=[],
+            model=self._flow.name,
+            provider=self.provider,
+        )
+
+
+DEBUG_NOTE: Final = (
+    "preflight-fsm sends no prompt: a deterministic state machine answered. Below, what it "
+    "ran on and where the session stands, or its structured feedback (C5) on refused answers."
+)
+"""The debug file's first section: there is no prompt to show."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AnsweredSnapshot(PfSessionSnapshot):
+    """Preflights' SessionSnapshot plus the answers' values, so a port can give the next turn."""
+
+    answers: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
 
 
 def _override_response(questions: tuple[PfQuestion, ...]) -> PfLLMResponse:

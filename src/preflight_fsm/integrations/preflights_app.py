@@ -1,0 +1,258 @@
+"""Preflights' application on the engine: the whole hybrid flow, asked turn by turn.
+
+Preflights 1.1.4's ``PreflightsApp`` asks its LLM port for questions only when a session starts;
+once those are answered it wants a patch, and a ``None`` patch is ``PATCH_EXTRACTION_FAILED``.
+So an intention without keywords is asked the category and then fails. :class:`FsmPreflightsApp`
+is Preflights' own application with one change (the fix ``docs/preflights.md`` proposes): when the
+asked questions are answered but the engine is not Done, it asks the engine for the next turn
+(the field after the category, the text of an "Other (specify)") and answers
+``needs_more_answers`` with it. Everything else — validation, Preflights' core, the ADR and task
+files — is Preflights' own code, run unchanged through ``super()``.
+
+Every round ends: a session the engine ends without a decision (NoPatch, C1) is closed and
+reported as the stop :data:`NO_DECISION`, answers the engine refuses as
+:data:`INVALID_ANSWER` with its feedback (nothing recorded), and a round that would ask again,
+without new answers, what it just asked is :data:`AWAITING_ANSWER` — so Preflights' interactive
+loop, which re-asks only what it can prompt, never spins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Final
+
+from preflights.application.ports.clock import ClockPort
+from preflights.application.ports.config import ConfigLoaderPort
+from preflights.application.ports.file_context import FileContextBuilderPort
+from preflights.application.ports.filesystem import FilesystemPort
+from preflights.application.ports.session import SessionPort
+from preflights.application.ports.uid import UIDProviderPort
+from preflights.application.preflights_app import PreflightsApp
+from preflights.application.question_filter import merge_answers
+from preflights.application.types import (
+    PreflightContinueResult,
+    PreflightError,
+    Session,
+)
+
+from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
+from preflight_fsm.integrations.preflights_position import Position, log_position
+from preflight_fsm.integrations.preflights_sessions import record_round, recorded_rounds
+
+__all__ = [
+    "AWAITING_ANSWER",
+    "INVALID_ANSWER",
+    "NO_DECISION",
+    "FsmPreflightsApp",
+    "Stop",
+]
+
+NO_DECISION: Final = "NO_DECISION"
+"""The session ended without a decision (NoPatch): declined, or out of turns. Nothing written."""
+INVALID_ANSWER: Final = "INVALID_ANSWER"
+"""Preflights' own code for answers refused; here with the engine's feedback (C5)."""
+AWAITING_ANSWER: Final = "AWAITING_ANSWER"
+"""A round without new answers would ask again what it just asked: the client cannot answer it."""
+
+Answers = dict[str, str | tuple[str, ...]]
+
+_REMEMBERED: Final = 1024
+"""How many stops, user-side errors and pending rounds an app remembers (oldest forgotten)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Stop:
+    """A session the engine ended without a decision: where, and why."""
+
+    session_id: str
+    repo_path: str
+    reason: str
+
+
+class FsmPreflightsApp(PreflightsApp):
+    """Preflights' application with the engine's next turn after each answered turn.
+
+    ``llm_adapter`` must be an :class:`FsmLLMAdapter`: the app asks it where the session stands.
+    ``stops`` lists the sessions that ended without a decision and ``user_errors`` the codes of
+    rounds that ended on the user's side, for a caller (``preflight-fsm pf``) that tidies up after
+    Preflights' command line and tells a user's error from a system error.
+    """
+
+    def __init__(
+        self,
+        session_adapter: SessionPort,
+        llm_adapter: FsmLLMAdapter,
+        filesystem_adapter: FilesystemPort,
+        uid_provider: UIDProviderPort,
+        clock_provider: ClockPort,
+        file_context_builder: FileContextBuilderPort,
+        config_loader: ConfigLoaderPort,
+    ) -> None:
+        super().__init__(
+            session_adapter=session_adapter,
+            llm_adapter=llm_adapter,
+            filesystem_adapter=filesystem_adapter,
+            uid_provider=uid_provider,
+            clock_provider=clock_provider,
+            file_context_builder=file_context_builder,
+            config_loader=config_loader,
+        )
+        self._engine = llm_adapter
+        # pf takes --debug-llm on start only, then continues without it: set to keep it on.
+        self.debug_every_round = False
+        # Bounded, as a server keeps one app for its whole life; pf reads them after one command.
+        self.stops: deque[Stop] = deque(maxlen=_REMEMBERED)
+        # Codes of the rounds that ended on the user's side (a stop, refused or missing answers).
+        self.user_errors: deque[str] = deque(maxlen=_REMEMBERED)
+        # The question ids each session was last answered with needs_more_answers (this process).
+        self._last_asked: dict[str, tuple[str, ...]] = {}
+
+    def continue_preflight(
+        self,
+        session_id: str,
+        answers_delta: dict[str, str | list[str]],
+        *,
+        debug_llm: bool = False,
+    ) -> PreflightContinueResult:
+        """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing."""
+        debug_llm = debug_llm or self.debug_every_round
+        session = self._session.get(session_id)
+        if session is None or session.is_expired(self._clock.now_unix()):
+            return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+        if session.core_questions_asked:
+            # The engine was Done: these rounds answer Preflights' core's own follow-ups.
+            result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+            return self._bounded(session_id, answers_delta, result)
+        merged = _merged(session, answers_delta)
+        where = self._engine.position(session.intention, merged, recorded_rounds(session))
+        if debug_llm:
+            self._engine.write_debug("continue_preflight", where, session.repo_path)
+        if where.turn is None:
+            return self._refused(session, merged, where)
+        if where.turn.state == "Done":
+            self._last_asked.pop(session_id, None)
+            return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+        if where.turn.finished:
+            return self._stop(session, merged, where)
+        return self._next_turn(session, merged, where, answers_delta)
+
+    def _next_turn(
+        self,
+        session: Session,
+        merged: Answers,
+        where: Position,
+        answers_delta: Mapping[str, Any],
+    ) -> PreflightContinueResult:
+        assert where.turn is not None
+        asked = {q.id for q in session.asked_questions}
+        questions = tuple(to_preflights_question(q) for q in where.turn.questions)
+        # A NeedOther turn asks "<id>__other" again, alone; Preflights already holds it as the
+        # companion, which it requires now that "<id>" is "Other (specify)". Keep one of each id.
+        new = tuple(q for q in questions if q.id not in asked)
+        session.answers = dict(merged)
+        session.all_answers = dict(merged)
+        record_round(session, where.answers)
+        session.asked_questions = session.asked_questions + new
+        session.missing_info = where.turn.missing_info
+        session.decision_hint = where.turn.decision_hint
+        self._session.update(session)
+        result = PreflightContinueResult(status="needs_more_answers", questions=questions)
+        return self._bounded(session.id, answers_delta, result)
+
+    def _stop(self, session: Session, merged: Answers, where: Position) -> PreflightContinueResult:
+        assert where.turn is not None
+        log_position("continue_preflight: stopped", where)
+        key = where.turn.missing_info[0] if where.turn.missing_info else "change_category"
+        given = merged.get(f"{key}{OTHER_SUFFIX}", merged.get(key))
+        other = self._engine.flow.other_option.casefold()
+        if given is None or str(given).strip().casefold() in (other, "other"):
+            reason = f"the turn budget ran out before {key} was answered (C3)"
+        else:
+            reason = f"{key} was declined: {given!r} is no usable answer (C5)"
+        self._session.delete(session.id)
+        self._last_asked.pop(session.id, None)
+        self.stops.append(Stop(session.id, session.repo_path, reason))
+        self.user_errors.append(NO_DECISION)
+        return PreflightContinueResult(
+            status="error",
+            error=PreflightError(
+                code=NO_DECISION,
+                message=f"Clarification stopped without a decision: {reason}. Nothing was written.",
+                details=(("missing_info", key),),
+                recovery_hint="Start a new session when you know what to choose.",
+            ),
+        )
+
+    def _bounded(
+        self, session_id: str, answers_delta: Mapping[str, Any], result: PreflightContinueResult
+    ) -> PreflightContinueResult:
+        """``result``, unless it asks again, without new answers, exactly what it just asked."""
+        if result.status != "needs_more_answers":
+            self._last_asked.pop(session_id, None)
+            return result
+        ids = tuple(q.id for q in result.questions or ())
+        if answers_delta or self._last_asked.get(session_id) != ids:
+            self._last_asked.pop(session_id, None)
+            self._last_asked[session_id] = ids
+            while len(self._last_asked) > _REMEMBERED:  # sessions abandoned mid-way
+                del self._last_asked[next(iter(self._last_asked))]
+            return result
+        self._last_asked.pop(session_id, None)
+        self.user_errors.append(AWAITING_ANSWER)
+        wanted = ", ".join(ids)
+        return PreflightContinueResult(
+            status="error",
+            error=PreflightError(
+                code=AWAITING_ANSWER,
+                message=f"Still waiting for {wanted}, and this round brought no answer to it.",
+                details=tuple(("question_id", qid) for qid in ids),
+                recovery_hint=f"Answer {ids[0] if ids else 'it'} by id (`pf answer id=...`, or "
+                "the answers of require_clarification).",
+            ),
+        )
+
+    def _refused(
+        self, session: Session, merged: Answers, where: Position
+    ) -> PreflightContinueResult:
+        """The engine refused answers (C5): its feedback as Preflights' INVALID_ANSWER.
+
+        The refused answers are not recorded (an answer they would replace stays); the round's
+        other answers are, as Preflights records a round's answers, so resending the corrected
+        ones alone completes the round. The round is no engine step until then.
+        """
+        feedback = where.feedback or {}
+        log_position("continue_preflight: refused", where)
+        issues = feedback.get("issues", {})
+        refused = {str(issue.get("field")) for issue in issues.get("invalid", ())}
+        kept = {k: v for k, v in merged.items() if k not in refused}
+        kept.update({k: v for k, v in session.answers.items() if k in refused})  # as they were
+        session.answers = dict(kept)
+        session.all_answers = dict(kept)
+        self._session.update(session)
+        self.user_errors.append(INVALID_ANSWER)
+        details: list[tuple[str, str]] = []
+        lines: list[str] = []
+        for issue in issues.get("invalid", ()):
+            details.append((str(issue.get("field")), str(issue.get("problem"))))
+            field, problem = issue.get("field"), issue.get("problem")
+            lines.append(f"{field}: {problem} ({issue.get('requirement')})")
+        return PreflightContinueResult(
+            status="error",
+            error=PreflightError(
+                code=INVALID_ANSWER,
+                message="Answer refused, not recorded: " + "; ".join(lines or ["see details"]),
+                details=tuple(details),
+                recovery_hint="Send it again, corrected"
+                + (f", e.g. `pf answer {sorted(refused)[0]}=...`" if refused else "")
+                + "; the other answers were kept.",
+            ),
+        )
+
+
+def _merged(session: Session, answers_delta: Mapping[str, Any]) -> Answers:
+    """Preflights' own merge: pre-filled < recorded < this round (lists become tuples)."""
+    delta: Answers = {k: tuple(v) if isinstance(v, list) else v for k, v in answers_delta.items()}
+    return merge_answers(merge_answers(session.prefilled_answers, session.answers), delta)

@@ -1,0 +1,123 @@
+"""Preflights' own ``pf`` command line, run with the engine as its clarification engine.
+
+:func:`run_pf` runs ``preflights.cli.main.app`` — the same commands, arguments, prompts, session
+files (``.preflights/current_session.json`` in the repository, ``~/.preflights/sessions``) and
+artifacts — after installing, as the application ``pf`` uses, Preflights' own
+``PreflightsApp`` wiring with three parts swapped: the engine's :class:`FsmLLMAdapter` for the
+mock, :class:`FsmPreflightsApp` (the full hybrid flow) for the app class, and
+:class:`FsmFileSessionAdapter` (keeps pre-filled answers) for the file sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Final
+
+from preflights import application
+from preflights.adapters.default_config import DefaultConfigLoader
+from preflights.adapters.filesystem import FilesystemAdapter
+from preflights.adapters.random_uid import RandomUIDProvider
+from preflights.adapters.simple_file_context import SimpleFileContextBuilder
+from preflights.adapters.system_clock import SystemClockProvider
+from preflights.cli.errors import ExitCode
+from preflights.cli.main import app as pf_app
+from preflights.cli.state import delete_session
+
+from preflight_fsm.flow import Flow
+from preflight_fsm.integrations.preflights import FsmLLMAdapter
+from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
+from preflight_fsm.integrations.preflights_compat import compat_problems
+from preflight_fsm.integrations.preflights_position import logger
+from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
+
+__all__ = ["LLM_OPTIONS", "build_pf_app", "run_pf"]
+
+LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
+"""pf's options that choose a real LLM instead of the engine: refused here."""
+
+
+def build_pf_app(flow: Flow | None = None) -> FsmPreflightsApp:
+    """The application ``pf`` builds for itself (``_get_default_app``), on the engine."""
+    return FsmPreflightsApp(
+        session_adapter=FsmFileSessionAdapter(),
+        llm_adapter=FsmLLMAdapter(flow=flow),
+        filesystem_adapter=FilesystemAdapter(),
+        uid_provider=RandomUIDProvider(),
+        clock_provider=SystemClockProvider(),
+        file_context_builder=SimpleFileContextBuilder(),
+        config_loader=DefaultConfigLoader(),
+    )
+
+
+def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "pf") -> int:
+    """Run ``pf ARGS`` on the engine; its exit code (0 done, 1 user error or stop, 2 failure).
+
+    A session the engine ends without a decision (NoPatch) is closed in ``pf``'s files too, so
+    ``pf start`` works again. It, refused answers and a question pf cannot prompt exit 1
+    (Preflights' "user" code), not 2 (its system error).
+    """
+    problems = compat_problems()
+    if problems:
+        _fail("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
+        return int(ExitCode.SYSTEM_ERROR)
+    chosen = [a for a in args if a.split("=", 1)[0] in LLM_OPTIONS]
+    if chosen:
+        _fail(
+            f"{chosen[0].split('=', 1)[0]} chooses a real LLM instead of preflight-fsm: "
+            "drop it here, or run Preflights' own `pf` for an LLM"
+        )
+        return int(ExitCode.USER_ERROR)
+    app = build_pf_app(flow)
+    app.debug_every_round = "--debug-llm" in args  # pf's loop drops it after start
+    with _installed(app), _warnings_to_stderr():
+        code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
+    for stop in app.stops:
+        delete_session(stop.repo_path)
+    if app.user_errors and code == ExitCode.SYSTEM_ERROR:
+        code = int(ExitCode.USER_ERROR)  # pf reports every app error as its system error
+    return code
+
+
+@contextmanager
+def _installed(app: FsmPreflightsApp) -> Iterator[None]:
+    """``app`` as the one pf's commands use, restoring whatever was there afterwards."""
+    previous = application._default_app
+    application._default_app = app
+    try:
+        yield
+    finally:
+        application._default_app = previous
+
+
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """Why the engine ran on another text than the intention, printed as pf prints its notes."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("preflight-fsm: %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _exit_code(run: Callable[[], object]) -> int:
+    """The exit code of a click command run in standalone mode (it exits, even on success)."""
+    try:
+        run()
+    except SystemExit as exc:
+        if exc.code is None:
+            return 0
+        if isinstance(exc.code, int):
+            return exc.code
+        print(exc.code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _fail(message: str) -> None:
+    print(f"✗ Error: {message}", file=sys.stderr)

@@ -1,0 +1,303 @@
+"""Preflights' agent tools on preflight-fsm, served by the official ``mcp`` SDK (2.x).
+
+The two tools of Preflights' own MCP server, with its arguments and result shapes:
+
+- ``require_clarification`` starts a session (``user_intention``, ``optional_context``,
+  ``repo_path``) or continues one (``session_id``, ``answers``). It runs Preflights' own
+  application (:class:`FsmPreflightsApp`: the full hybrid flow on the engine), so the ADR and task
+  files are written by Preflights' code into the repository ``repo_path`` names (else the one
+  around the server's working directory), and a completed result lists them in
+  ``artifacts_created``.
+- ``read_architecture`` reads ``docs/ARCHITECTURE_STATE.md`` as Preflights' tool does.
+
+Unlike Preflights' server (written for the 1.x SDK, never imported here): sessions are durable,
+kept in a preflight-fsm store (``--store``, else ``PREFLIGHT_FSM_STORE``, else the CLI's SQLite
+file), so they survive a restart; every question is listed, the ``<id>__other`` companions too,
+with ``depends_on_question_id``/``depends_on_value``, so an agent can take the "Other (specify)"
+path; and a session whose intention Preflights already answered ("Add OAuth login") completes at
+once instead of returning an empty list of questions.
+
+Run it alone (stdio) with ``python -m preflight_fsm.integrations.preflights_mcp [--store S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from mcp.server.mcpserver import MCPServer
+from preflights.adapters.default_config import DefaultConfigLoader
+from preflights.adapters.filesystem import FilesystemAdapter
+from preflights.adapters.random_uid import RandomUIDProvider
+from preflights.adapters.simple_file_context import SimpleFileContextBuilder
+from preflights.adapters.system_clock import SystemClockProvider
+from preflights.application.preflights_app import PreflightAppError
+from preflights.application.types import (
+    PreflightArtifacts,
+    PreflightContinueResult,
+    PreflightError,
+    Question,
+)
+
+from preflight_fsm.errors import PreflightFsmError
+from preflight_fsm.flow import Flow, load_flow
+from preflight_fsm.integrations.preflights import FsmLLMAdapter
+from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
+from preflight_fsm.integrations.preflights_compat import compat_problems
+from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
+from preflight_fsm.store import open_store
+
+__all__ = ["PreflightsTools", "build_preflights_server", "main"]
+
+logger = logging.getLogger("preflight_fsm.integrations.preflights_mcp")
+
+SERVER_NAME: Final = "preflight-fsm-preflights"
+REQUIRE_CLARIFICATION: Final = (
+    "Start or continue a clarification session (Preflights on preflight-fsm). Call it before "
+    "writing code for an ambiguous or structurally impactful request: start with "
+    "user_intention (and repo_path); then answer the questions returned, by id, with session_id "
+    "and answers. A choice answered 'Other (specify)' needs its '<id>__other' text too. When "
+    "complete, the ADR and task files are written into the repository (artifacts_created)."
+)
+READ_ARCHITECTURE: Final = (
+    "Read the repository's current architecture decisions (docs/ARCHITECTURE_STATE.md)."
+)
+ARCHITECTURE_FILE: Final = "docs/ARCHITECTURE_STATE.md"
+
+
+class PreflightsTools:
+    """The two tools as plain methods returning Preflights' JSON shapes; they never raise."""
+
+    def __init__(self, app: FsmPreflightsApp, default_repo_path: str | None = None) -> None:
+        self.app = app
+        self.default_repo_path = default_repo_path
+
+    def require_clarification(
+        self,
+        user_intention: str,
+        optional_context: str | None = None,
+        session_id: str | None = None,
+        answers: dict[str, Any] | None = None,
+        preferences: dict[str, Any] | None = None,
+        repo_path: str | None = None,
+    ) -> dict[str, Any]:
+        """Start (no ``session_id``) or continue a session; Preflights' result as a dict."""
+        try:
+            if session_id is None:
+                return self._start(user_intention, optional_context, repo_path)
+            return self._continue(session_id, answers or {})
+        except _RepoNotFound as exc:
+            return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
+        except PreflightAppError as exc:
+            return _error(exc.code, exc.message, exc.recovery_hint, exc.details)
+        except PreflightFsmError as exc:  # a store that cannot be reached, a conflict
+            return _error(type(exc).__name__, str(exc), "Retry the call; nothing was written.")
+        except Exception as exc:  # no traceback reaches the agent; the log keeps it
+            logger.exception("require_clarification failed")
+            return _error("INTERNAL_ERROR", str(exc), "Check the server log and retry.")
+
+    def read_architecture(self, repo_path: str | None = None) -> dict[str, Any]:
+        """The architecture decisions recorded in the repository, as Preflights' tool gives them."""
+        try:
+            state = self.app._fs.read_architecture_state(self._repo(repo_path))
+        except _RepoNotFound as exc:
+            return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
+        except Exception as exc:
+            return _error("FILESYSTEM_ERROR", f"Failed to read architecture: {exc}", None)
+        if state is None:
+            architecture: dict[str, Any] = {"uid": None, "categories": {}}
+        else:
+            categories = {
+                name: {key: re.sub(r"\s*\(ADR [^)]+\)", "", value) for key, value in fields}
+                for name, fields in state.categories
+            }
+            architecture = {"uid": state.uid, "categories": categories}
+        return {"status": "success", "architecture": architecture, "source_file": ARCHITECTURE_FILE}
+
+    # -- rounds ---------------------------------------------------------------------------------
+
+    def _start(
+        self, user_intention: str, optional_context: str | None, repo_path: str | None
+    ) -> dict[str, Any]:
+        intention = user_intention
+        if optional_context:  # as Preflights' own tool builds it
+            intention = f"{user_intention}\n\nContext: {optional_context}"
+        started = self.app.start_preflight(intention, self._repo(repo_path))
+        detected = [{"label": k, "value": v} for k, v in started.detected_from_intent]
+        if not any(_must_answer(q) for q in started.questions):
+            # Preflights answered everything from the intention: finish now, not with [] to ask.
+            result = self._continue(started.session_id, {})
+        else:
+            result = _questions(started.session_id, started.questions, answered=0)
+        if detected:
+            result["detected_from_intent"] = detected
+        return result
+
+    def _continue(self, session_id: str, answers: dict[str, Any]) -> dict[str, Any]:
+        delta: dict[str, str | list[str]] = {
+            str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
+            for k, v in answers.items()
+        }
+        result = self.app.continue_preflight(session_id, delta)
+        return _result(session_id, result, answered=len(delta))
+
+    def _repo(self, repo_path: str | None) -> str:
+        start = Path(repo_path or self.default_repo_path or os.getcwd()).resolve()
+        for folder in (start, *start.parents):
+            if (folder / ".git").exists():
+                return str(folder)
+        raise _RepoNotFound(
+            f"No git repository found from {start}. Pass repo_path: a git repository."
+        )
+
+
+def build_preflights_server(store: str | None = None, flow_path: str | None = None) -> MCPServer:
+    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
+
+    ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
+    the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Raises
+    RuntimeError when the installed Preflights is not the one this integration relies on.
+    """
+    problems = compat_problems()
+    if problems:
+        raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
+    flow: Flow | None = load_flow(flow_path) if flow_path else None
+    tools = PreflightsTools(build_store_app(store, flow))
+    server = MCPServer(
+        SERVER_NAME,
+        instructions="Preflights' clarification tools, on the preflight-fsm engine.",
+    )
+
+    @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION)
+    def require_clarification(
+        user_intention: str,
+        optional_context: str | None = None,
+        session_id: str | None = None,
+        answers: dict[str, Any] | None = None,
+        preferences: dict[str, Any] | None = None,
+        repo_path: str | None = None,
+    ) -> dict[str, Any]:
+        return tools.require_clarification(
+            user_intention, optional_context, session_id, answers, preferences, repo_path
+        )
+
+    @server.tool(name="read_architecture", description=READ_ARCHITECTURE)
+    def read_architecture(repo_path: str | None = None) -> dict[str, Any]:
+        return tools.read_architecture(repo_path)
+
+    return server
+
+
+def build_store_app(store: str | None = None, flow: Flow | None = None) -> FsmPreflightsApp:
+    """Preflights' application on the engine, its sessions in a preflight-fsm store."""
+    return FsmPreflightsApp(
+        session_adapter=StoreSessionAdapter(open_store(store)),
+        llm_adapter=FsmLLMAdapter(flow=flow),
+        filesystem_adapter=FilesystemAdapter(),
+        uid_provider=RandomUIDProvider(),
+        clock_provider=SystemClockProvider(),
+        file_context_builder=SimpleFileContextBuilder(),
+        config_loader=DefaultConfigLoader(),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m preflight_fsm.integrations.preflights_mcp``: serve the tools over stdio."""
+    parser = argparse.ArgumentParser(
+        prog="python -m preflight_fsm.integrations.preflights_mcp",
+        description="Preflights' agent tools on preflight-fsm, over stdio.",
+    )
+    parser.add_argument("--store", help="session store (default: PREFLIGHT_FSM_STORE, else SQLite)")
+    parser.add_argument("--flow", help="a flow file (default: the default flow)")
+    options = parser.parse_args(argv)
+    try:
+        server = build_preflights_server(options.store, options.flow)
+    except (RuntimeError, PreflightFsmError, OSError) as exc:
+        parser.exit(2, f"✗ Error: {exc}\n")
+    server.run("stdio")
+
+
+# -- Preflights' result shapes ---------------------------------------------------------------
+
+
+class _RepoNotFound(Exception):
+    """No git repository at or above the path given."""
+
+
+def _must_answer(question: Question) -> bool:
+    return question.depends_on_question_id is None and not question.optional
+
+
+def _question(question: Question) -> dict[str, Any]:
+    shown: dict[str, Any] = {"id": question.id, "type": question.type}
+    shown["question"] = question.question
+    if question.options:
+        shown["options"] = list(question.options)
+    if question.min_selections:
+        shown["min_selections"] = question.min_selections
+    if question.max_selections:
+        shown["max_selections"] = question.max_selections
+    if question.optional:
+        shown["optional"] = True
+    if question.depends_on_question_id is not None:
+        # Preflights' own server drops these companions; the "Other (specify)" text goes here.
+        shown["depends_on_question_id"] = question.depends_on_question_id
+        shown["depends_on_value"] = question.depends_on_value
+    return shown
+
+
+def _questions(session_id: str, questions: Sequence[Question], *, answered: int) -> dict[str, Any]:
+    return {
+        "status": "needs_clarification",
+        "session_id": session_id,
+        "questions": [_question(q) for q in questions],
+        "progress": {"asked_so_far": len(questions) + answered, "answered": answered},
+    }
+
+
+def _result(session_id: str, result: PreflightContinueResult, *, answered: int) -> dict[str, Any]:
+    if result.status == "completed":
+        return _completed(result.artifacts)
+    if result.status in ("needs_more_answers", "needs_clarification"):
+        return _questions(session_id, result.questions or (), answered=answered)
+    error = result.error or PreflightError(code="UNKNOWN_ERROR", message="Unknown error")
+    return _error(error.code, error.message, error.recovery_hint, error.details)
+
+
+def _completed(artifacts: PreflightArtifacts | None) -> dict[str, Any]:
+    if artifacts is None:  # pragma: no cover - Preflights always reports its artifacts
+        return {"status": "completed", "artifacts_created": [], "summary": "Completed."}
+    created: list[dict[str, Any]] = [{"path": artifacts.task_path, "type": "task"}]
+    if artifacts.adr_path:
+        uid = re.search(r"(\d{8}T\d{6}\.\d{3}Z(?:-[A-Za-z0-9]+)?)", artifacts.adr_path)
+        adr: dict[str, Any] = {"path": artifacts.adr_path, "type": "adr"}
+        if uid:
+            adr["uid"] = uid.group(1)
+        created.append(adr)
+    if artifacts.architecture_state_path:
+        created.append({"path": artifacts.architecture_state_path, "type": "projection"})
+    summary = ("Decision documented and " if artifacts.adr_path else "") + "task created."
+    return {"status": "completed", "artifacts_created": created, "summary": summary}
+
+
+def _error(
+    code: str,
+    message: str,
+    hint: str | None,
+    details: Sequence[tuple[str, str]] = (),
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = {k: v for k, v in details}
+    if hint:
+        error["recovery_hint"] = hint
+    return {"status": "error", "error": error}
+
+
+if __name__ == "__main__":
+    main()

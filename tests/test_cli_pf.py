@@ -1,0 +1,192 @@
+"""``preflight-fsm pf``: the real ``pf`` command line on the engine, as a user runs it.
+
+Every test is a subprocess in a fresh temporary git repository with its own HOME, answers piped
+on standard input, and a timeout (a loop that never ends fails instead of hanging).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("preflights")
+
+from preflights_e2e import (
+    CASES,
+    PREFLIGHT_FSM,
+    Case,
+    expected_decisions,
+    make_repo,
+    run_pf,
+    written_decisions,
+)
+
+
+@pytest.fixture
+def repo_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh git repository and a HOME of its own."""
+    return make_repo(tmp_path)
+
+
+def docs_written(repo: Path) -> list[str]:
+    return sorted(str(p.relative_to(repo)) for p in (repo / "docs").rglob("*.md"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_pf_writes_exactly_the_decision_chosen(repo_home: tuple[Path, Path], case: Case) -> None:
+    """pf start, answered at its prompts, completes with a decision of exactly the values chosen."""
+    repo, home = repo_home
+    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    assert 0 == result.returncode, result.stdout + result.stderr
+    assert "Preflight completed" in result.stdout
+    assert expected_decisions(case, repo) == written_decisions(repo)
+
+
+def test_pf_asks_the_category_then_the_field_in_turn(repo_home: tuple[Path, Path]) -> None:
+    """Without keywords pf asks the category, then the field that category needs (hybrid flow)."""
+    repo, home = repo_home
+    lines = ["3", "2", "src/", "ok"]
+    result = run_pf(repo, home, "start", "Improve the checkout flow", lines=lines)
+    asked = [line.split("]")[0] for line in result.stdout.splitlines() if line.startswith("Q1 [")]
+    assert ["Q1 [change_category", "Q1 [db_type"] == asked[:2]
+
+
+def test_pf_answer_and_status_resume_a_session(repo_home: tuple[Path, Path]) -> None:
+    """A session started non-interactively goes on with pf answer, turn by turn, and completes."""
+    repo, home = repo_home
+    run_pf(repo, home, "start", "--non-interactive", "Improve the checkout flow")
+    second = run_pf(repo, home, "answer", "--json", "change_category=Database")
+    status = run_pf(repo, home, "status", "--json")
+    done = run_pf(
+        repo, home, "answer", "db_type=MySQL", "allowlist_paths=src/", "acceptance_criteria=ok"
+    )
+    assert ["db_type"] == [
+        q["id"] for q in json.loads(second.stdout)["questions"] if "depends_on_question_id" not in q
+    ]
+    assert "db_type" in {q["id"] for q in json.loads(status.stdout)["questions"]}
+    assert 0 == done.returncode, done.stdout + done.stderr
+    assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]
+
+
+def test_declining_stops_without_a_decision_and_frees_the_repository(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """A placeholder as the Other text ends as NO_DECISION, exit 1, nothing written, pf free."""
+    repo, home = repo_home
+    stopped = run_pf(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
+    again = run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    assert 1 == stopped.returncode
+    assert "NO_DECISION" in stopped.stderr
+    assert [] == docs_written(repo)
+    assert 0 == again.returncode, again.stderr
+
+
+def test_an_other_text_over_the_limit_is_refused_then_resent(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """A 600-character Other text is refused with the reason; pf answer with a shorter completes."""
+    repo, home = repo_home
+    refused = run_pf(repo, home, "start", "Add passkey login", lines=["4", "x" * 600])
+    resent = run_pf(
+        repo,
+        home,
+        "answer",
+        "auth_strategy__other=Passkeys",
+        "allowlist_paths=src/",
+        "acceptance_criteria=ok",
+    )
+    assert (1, True, True) == (
+        refused.returncode,
+        "INVALID_ANSWER" in refused.stderr,
+        "500" in refused.stderr,
+    )
+    assert 0 == resent.returncode, resent.stdout + resent.stderr
+    assert "Decision: Authentication - Strategy=Passkeys" == written_decisions(repo)[0]
+
+
+def test_an_interactive_round_that_cannot_ask_its_question_ends(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """pf answer -i with Other but no text ends (AWAITING_ANSWER) instead of spinning forever."""
+    repo, home = repo_home
+    run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    result = run_pf(repo, home, "answer", "-i", "auth_strategy=Other (specify)")
+    assert "AWAITING_ANSWER" in result.stderr
+    assert "auth_strategy__other" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--llm", "--llm-provider=openai", "--llm-strict"])
+def test_options_choosing_a_real_llm_are_refused(repo_home: tuple[Path, Path], option: str) -> None:
+    """pf's --llm options would replace the engine: refused with a clear message, exit 1."""
+    repo, home = repo_home
+    result = run_pf(repo, home, "start", option, "Add login")
+    assert 1 == result.returncode
+    assert "real LLM" in result.stderr
+
+
+def test_debug_llm_writes_the_engines_account(repo_home: tuple[Path, Path]) -> None:
+    """--debug-llm writes what the engine ran on and where it stands, every round of the run."""
+    repo, home = repo_home
+    run_pf(repo, home, "start", "--debug-llm", "TBD", lines=["2", "1", "src/", "ok"])
+    debug = (repo / ".preflights" / "debug" / "last_llm_prompt.md").read_text()
+    assert '"engine_intention": "Unspecified change"' in debug
+    assert '"state": "NeedCategory"' in debug
+    assert '"state": "Done"' in debug
+
+
+def test_an_intention_the_engine_cannot_read_is_explained(repo_home: tuple[Path, Path]) -> None:
+    """pf start "TBD" asks the category, saying on stderr why (no SYSTEM_ERROR)."""
+    repo, home = repo_home
+    result = run_pf(repo, home, "start", "--non-interactive", "TBD")
+    assert 0 == result.returncode
+    assert "change_category" in result.stdout
+    note = "preflight-fsm: generate_questions: the engine cannot read the intention"
+    assert note in result.stderr
+
+
+def test_pf_runs_in_a_real_terminal(repo_home: tuple[Path, Path]) -> None:
+    """In a pseudo-terminal, pf prompts each question in turn and completes (as a user types)."""
+    repo, home = repo_home
+    main, child = os.openpty()
+    process = subprocess.Popen(
+        [PREFLIGHT_FSM, "pf", "start", "Improve the checkout flow"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=repo,
+        close_fds=True,
+        env={**os.environ, "HOME": str(home)},
+    )
+    os.close(child)
+    seen = ""
+
+    def until(prompt: str) -> None:
+        nonlocal seen
+        while prompt not in seen:
+            ready, _, _ = select.select([main], [], [], 30)
+            assert ready, f"no {prompt!r} within 30 s; the terminal shows:\n{seen}"
+            seen += os.read(main, 4096).decode(errors="replace")
+            seen = re.sub(r"\x1b\[[0-9;]*m", "", seen)  # pf colours its prompts
+        seen = seen.split(prompt, 1)[1]
+
+    try:
+        for prompt, typed in [
+            ("change_category:", "3"),
+            ("db_type:", "2"),
+            ("allowlist_paths:", "src/db/"),
+            ("acceptance_criteria:", "ok"),
+        ]:
+            until(prompt)
+            os.write(main, f"{typed}\r".encode())
+        until("Preflight completed")
+        assert 0 == process.wait(timeout=30)
+    finally:
+        process.kill()
+        os.close(main)
+    assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]

@@ -1,0 +1,160 @@
+"""FsmPreflightsApp: Preflights' application with the engine's next turn, in process."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("preflights")
+
+from preflights.adapters.default_config import DefaultConfigLoader
+from preflights.adapters.fixed_clock import FixedClockProvider
+from preflights.adapters.in_memory_session import InMemorySessionAdapter
+from preflights.adapters.isolated_filesystem import IsolatedFilesystemAdapter
+from preflights.adapters.sequential_uid import SequentialUIDProvider
+from preflights.adapters.simple_file_context import SimpleFileContextBuilder
+
+from preflight_fsm.integrations.preflights import FsmLLMAdapter
+from preflight_fsm.integrations.preflights_app import (
+    AWAITING_ANSWER,
+    INVALID_ANSWER,
+    NO_DECISION,
+    FsmPreflightsApp,
+)
+
+OTHER = "Other (specify)"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with a file per category, so Preflights' core derives allowlists."""
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    for name in (
+        "src/auth/login.py",
+        "src/db/models.py",
+        "src/components/button.tsx",
+        "src/api/routes.py",
+        "infra/deploy.yml",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    return tmp_path
+
+
+@pytest.fixture
+def app(repo: Path) -> FsmPreflightsApp:
+    """The app wired as Preflights' own tests wire theirs."""
+    return FsmPreflightsApp(
+        session_adapter=InMemorySessionAdapter(),
+        llm_adapter=FsmLLMAdapter(),
+        filesystem_adapter=IsolatedFilesystemAdapter(repo),
+        uid_provider=SequentialUIDProvider(),
+        clock_provider=FixedClockProvider(),
+        file_context_builder=SimpleFileContextBuilder(),
+        config_loader=DefaultConfigLoader(),
+    )
+
+
+def ids(questions: Any) -> list[str]:
+    return [q.id for q in questions or ()]
+
+
+def test_the_category_answer_brings_the_field_question(app: FsmPreflightsApp, repo: Path) -> None:
+    """After the category, the app asks the engine's next turn instead of failing (the fix)."""
+    start = app.start_preflight("Improve the checkout flow", str(repo))
+    second = app.continue_preflight(start.session_id, {"change_category": "Database"})
+    assert ("needs_more_answers", ["db_type", "db_type__other"]) == (
+        second.status,
+        ids(second.questions),
+    )
+
+
+def test_the_field_answer_completes_through_preflights_own_code(
+    app: FsmPreflightsApp, repo: Path
+) -> None:
+    """Category then field: Preflights writes the ADR with exactly the value chosen."""
+    start = app.start_preflight("Improve the checkout flow", str(repo))
+    app.continue_preflight(start.session_id, {"change_category": "Database"})
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert "completed" == done.status, done.error
+    assert done.artifacts is not None
+    assert "Decision: Database - Type=MySQL" in (repo / done.artifacts.task_path).read_text()
+
+
+def test_a_placeholder_text_stops_without_a_decision(app: FsmPreflightsApp, repo: Path) -> None:
+    """Declining ends the session as NO_DECISION, recorded in stops; the session is gone."""
+    start = app.start_preflight("Add passkey login", str(repo))
+    answers = {"auth_strategy": OTHER, "auth_strategy__other": "tbd"}
+    result = app.continue_preflight(start.session_id, answers)
+    again = app.continue_preflight(start.session_id, {"auth_strategy": "OAuth"})
+    assert result.error is not None
+    stopped = [s.session_id for s in app.stops]
+    assert (NO_DECISION, [start.session_id]) == (result.error.code, stopped)
+    assert again.error is not None
+    assert "SESSION_NOT_FOUND" == again.error.code
+
+
+def test_refused_answers_keep_the_others(app: FsmPreflightsApp, repo: Path) -> None:
+    """A refused Other text is INVALID_ANSWER; resending it alone, corrected, completes."""
+    start = app.start_preflight("Add passkey login", str(repo))
+    refused = app.continue_preflight(
+        start.session_id, {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+    )
+    done = app.continue_preflight(start.session_id, {"auth_strategy__other": "Passkeys"})
+    assert refused.error is not None
+    assert INVALID_ANSWER == refused.error.code
+    assert "completed" == done.status, done.error
+
+
+def test_a_round_without_answers_cannot_ask_the_same_twice(
+    app: FsmPreflightsApp, repo: Path
+) -> None:
+    """Asking again, without new answers, what was just asked is AWAITING_ANSWER (no spin)."""
+    start = app.start_preflight("Add passkey login", str(repo))
+    first = app.continue_preflight(start.session_id, {"auth_strategy": OTHER})
+    second = app.continue_preflight(start.session_id, {})
+    assert ["auth_strategy__other"] == ids(first.questions)
+    assert second.error is not None
+    assert AWAITING_ANSWER == second.error.code
+
+
+def test_pre_filled_answers_complete_without_a_question(app: FsmPreflightsApp, repo: Path) -> None:
+    """ "Add OAuth login": Preflights pre-fills OAuth; an empty round completes with it."""
+    start = app.start_preflight("Add OAuth login", str(repo))
+    done = app.continue_preflight(start.session_id, {})
+    assert "completed" == done.status, done.error
+
+
+def test_each_round_is_one_step_so_the_turn_budget_holds(app: FsmPreflightsApp, repo: Path) -> None:
+    """Category Other, its text, then field Other with no text would be a 4th turn: NO_DECISION."""
+    start = app.start_preflight("Rework it", str(repo))
+    second = app.continue_preflight(start.session_id, {"change_category": OTHER})
+    third = app.continue_preflight(start.session_id, {"change_category__other": "database"})
+    fourth = app.continue_preflight(start.session_id, {"db_type": OTHER})
+    assert [["change_category__other"], ["db_type", "db_type__other"]] == [
+        ids(second.questions),
+        ids(third.questions),
+    ]
+    assert fourth.error is not None
+    assert (NO_DECISION, "the turn budget ran out") == (
+        fourth.error.code,
+        fourth.error.message.split(": ", 1)[1].split(" before")[0],
+    )
+
+
+def test_a_changed_answer_is_a_conflict_and_the_first_stays(
+    app: FsmPreflightsApp, repo: Path
+) -> None:
+    """Changing a resolved category is refused (C5); the session goes on with the first one."""
+    start = app.start_preflight("Improve the checkout flow", str(repo))
+    app.continue_preflight(start.session_id, {"change_category": "Database"})
+    changed = app.continue_preflight(start.session_id, {"change_category": "Backend"})
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert changed.error is not None
+    assert INVALID_ANSWER == changed.error.code
+    assert "completed" == done.status, done.error
+    assert done.artifacts is not None
+    assert "Decision: Database - Type=MySQL" in (repo / done.artifacts.task_path).read_text()

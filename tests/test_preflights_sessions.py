@@ -1,0 +1,107 @@
+"""Preflights sessions kept between processes: pf's files and preflight-fsm's stores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("preflights")
+
+from preflights.adapters.file_session import FileSessionAdapter
+from preflights.application.types import Question, Session
+
+from preflight_fsm.errors import SessionConflict
+from preflight_fsm.integrations.preflights_sessions import (
+    KEY_PREFIX,
+    FsmFileSessionAdapter,
+    StoreSessionAdapter,
+    record_round,
+    recorded_rounds,
+)
+from preflight_fsm.store import MemoryStore
+
+
+def session(session_id: str = "s-1") -> Session:
+    """A session whose strategy Preflights pre-filled from the intention."""
+    return Session(
+        id=session_id,
+        repo_path="/repo",
+        intention="Add OAuth login",
+        created_at=1.0,
+        expires_at=10.0**10,
+        asked_questions=(
+            Question(
+                id="auth_strategy__other",
+                type="free_text",
+                question="?",
+                optional=True,
+                depends_on_question_id="auth_strategy",
+                depends_on_value="Other (specify)",
+            ),
+        ),
+        prefilled_answers={"auth_strategy": "OAuth", "scopes": ("a", "b")},
+        detected_from_intent=(("Authentication approach", "OAuth"),),
+    )
+
+
+def test_preflights_own_file_sessions_drop_pre_filled_answers(tmp_path: Path) -> None:
+    """The bug kept out: Preflights' FileSessionAdapter loses the pre-filled answers."""
+    adapter = FileSessionAdapter(tmp_path)
+    adapter.create(session())
+    restored = adapter.get("s-1")
+    assert restored is not None
+    assert {} == restored.prefilled_answers
+
+
+def test_file_sessions_keep_pre_filled_answers(tmp_path: Path) -> None:
+    """FsmFileSessionAdapter restores pre-filled answers and what was detected, as written."""
+    adapter = FsmFileSessionAdapter(tmp_path)
+    adapter.create(session())
+    restored = adapter.get("s-1")
+    assert session() == restored
+
+
+def test_store_sessions_round_trip() -> None:
+    """A session written to a store reads back equal, under the Preflights key prefix."""
+    store = MemoryStore()
+    adapter = StoreSessionAdapter(store)
+    adapter.create(session())
+    assert session() == StoreSessionAdapter(store).get("s-1")
+    assert [f"{KEY_PREFIX}s-1"] == store.list()
+
+
+def test_store_sessions_refuse_a_stale_write() -> None:
+    """Of two processes updating one version, the second gets SessionConflict, nothing written."""
+    store = MemoryStore()
+    first, second = StoreSessionAdapter(store), StoreSessionAdapter(store)
+    first.create(session())
+    mine, theirs = first.get("s-1"), second.get("s-1")
+    assert mine is not None
+    assert theirs is not None
+    first.update(mine)
+    with pytest.raises(SessionConflict):
+        second.update(theirs)
+
+
+def test_an_unknown_or_deleted_store_session_is_none() -> None:
+    """get answers None for no session; delete is idempotent, as Preflights' port requires."""
+    adapter = StoreSessionAdapter(MemoryStore())
+    adapter.create(session())
+    adapter.delete("s-1")
+    adapter.delete("s-1")
+    assert (None, None) == (adapter.get("s-1"), adapter.get("never"))
+
+
+def test_file_sessions_keep_the_engines_rounds(tmp_path: Path) -> None:
+    """The rounds the engine accepted come back in order, as recorded."""
+    adapter, kept = FsmFileSessionAdapter(tmp_path), session()
+    record_round(kept, {"change_category": "Database"})
+    record_round(kept, {"change_category": "Database", "scopes": ("a",)})
+    adapter.create(kept)
+    restored = adapter.get("s-1")
+    assert restored is not None
+    assert (
+        {"change_category": "Database"},
+        {"change_category": "Database", "scopes": ["a"]},
+    ) == recorded_rounds(restored)
