@@ -1,6 +1,6 @@
 """Preflights' agent tools on the engine, through the SDK's own client over stdio.
 
-The server is a subprocess (``python -m preflight_fsm.integrations.preflights_mcp --store …``);
+The server is a subprocess (``preflight-fsm mcp --preflights --store …``, the command agents run);
 the client is ``mcp.Client`` with ``StdioServerParameters``, as an agent's host would connect.
 """
 
@@ -34,9 +34,9 @@ MAX_ROUNDS = 6  # engine turns (at most 3) plus Preflights' core follow-ups
 
 
 def server(store: Path) -> StdioServerParameters:
-    """How a host starts the server: this Python, the module, a store of its own."""
-    module = "preflight_fsm.integrations.preflights_mcp"
-    return StdioServerParameters(command=sys.executable, args=["-m", module, "--store", str(store)])
+    """How a host starts the server: the installed command, a store of its own."""
+    command = str(Path(sys.executable).with_name("preflight-fsm"))
+    return StdioServerParameters(command=command, args=["mcp", "--preflights", "--store", str(store)])
 
 
 def with_client(store: Path, body: Callable[[Client], Awaitable[Any]], mode: str = "auto") -> Any:

@@ -91,14 +91,23 @@ def mcp_command(
     from preflight_fsm.mcp import build_server, serve
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
-    build = _preflights_builder() if preflights else None
+    if preflights:
+        # Preflights' own tools on its own application, whose sessions live in the same store.
+        build = _preflights_builder()
+        try:
+            server = build(store, str(flow) if flow is not None else None)
+        except RuntimeError as exc:
+            typer.echo(f"preflight-fsm: {exc}", err=True)
+            raise typer.Exit(2) from None
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, chosen, host, port)
+        return
     with _reported(as_json=False):
         loaded: Flow | None = load_flow(flow) if flow is not None else None
         opened = open_store(store, expire_after=expire_after)
     try:
         sessions = Sessions(opened, flow=loaded)
-        server = build(sessions) if build is not None else build_server(sessions)
         with contextlib.suppress(KeyboardInterrupt):
-            serve(server, chosen, host, port)
+            serve(build_server(sessions), chosen, host, port)
     finally:
         opened.close()
