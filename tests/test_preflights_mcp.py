@@ -36,7 +36,9 @@ MAX_ROUNDS = 6  # engine turns (at most 3) plus Preflights' core follow-ups
 def server(store: Path) -> StdioServerParameters:
     """How a host starts the server: the installed command, a store of its own."""
     command = str(Path(sys.executable).with_name("preflight-fsm"))
-    return StdioServerParameters(command=command, args=["mcp", "--preflights", "--store", str(store)])
+    return StdioServerParameters(
+        command=command, args=["mcp", "--preflights", "--store", str(store)]
+    )
 
 
 def with_client(store: Path, body: Callable[[Client], Awaitable[Any]], mode: str = "auto") -> Any:
