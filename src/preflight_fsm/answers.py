@@ -8,8 +8,7 @@ changed nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
@@ -18,8 +17,7 @@ from preflight_fsm.flow import OTHER_SUFFIX, Flow
 __all__ = ["AnswerRules", "Merge"]
 
 
-@dataclass(frozen=True, slots=True)
-class Merge:
+class Merge(NamedTuple):
     """What one step's answers do: the new record, whether the user declined, and the step's
     answers as normalised (None for blank), which the session keeps as its input (C9)."""
 
@@ -85,47 +83,43 @@ class AnswerRules:
 
     # -- single values ---------------------------------------------------------------------------
 
-    def clean_text(self, text: str) -> tuple[str, str | None]:
-        """``text`` NFC-normalised, stripped, white space collapsed; or the problem (C5)."""
-        unified = _text.normalise(text)
-        names = _text.refused(unified)
-        if names:
-            return "", _text.describe_refused(names)
-        return " ".join(unified.split()), None
-
-    def is_blank(self, text: str) -> bool:
-        """True for empty text and placeholders (C5): such a value is no answer."""
-        return not text or self.match_key(text) in self.placeholders
-
-    def normalise(self, qid: str, raw: object) -> tuple[str | None, str | None]:
-        """(concrete value or None for blank, problem or None) for one raw answer value."""
+    def normalise(self, qid: str, raw: object) -> tuple[str | None, str, str | None]:
+        """(concrete value or None for blank, its match key, problem or None) for one raw
+        answer value: NFC, refused code points, white space collapsed, limits, look-alikes (C5).
+        The match key is computed once here; every later comparison reads it."""
         if raw is None:
-            return None, None
+            return None, "", None
         if isinstance(raw, list | tuple):
             if not all(isinstance(item, str) for item in raw):
-                return None, "a list may hold only strings"
+                return None, "", "a list may hold only strings"
             if len(raw) > 1:
                 kind = "a single choice" if qid in self.choice_options else "a free-text answer"
-                return None, f"several values ({len(raw)}) for {kind}"
+                return None, "", f"several values ({len(raw)}) for {kind}"
             if not raw:
-                return None, None
+                return None, "", None
             raw = raw[0]
         if not isinstance(raw, str):
-            return None, f"must be text, not {type(raw).__name__}"
-        value, problem = self.clean_text(raw)
-        if problem:
-            return None, problem
+            return None, "", f"must be text, not {type(raw).__name__}"
+        unified = _text.normalise(raw)
+        names = _text.refused(unified)
+        if names:
+            return None, "", _text.describe_refused(names)
+        value = " ".join(unified.split())
         if len(value) > self.limits.max_answer_chars:
-            return None, (
+            return None, "", (
                 f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"
             )
-        if qid not in self.choice_options and self.match_key(value) in self.other_names:
+        key = _text.match_key(value)
+        if qid not in self.choice_options and key in self.other_names:
             # Spec §5.2 Rule 2: the option is never a value; its text is what is asked for.
-            return None, f"is the option {self.other!r} itself, not the text it stands for"
-        deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
-        if deceptive is not None:
-            return None, deceptive.problem
-        return (None if self.is_blank(value) else value), None
+            return None, "", f"is the option {self.other!r} itself, not the text it stands for"
+        if not value.isascii():  # C5: ASCII text holds no look-alikes (text.lookalike)
+            deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
+            if deceptive is not None:
+                return None, "", deceptive.problem
+        if not value or key in self.placeholders:  # C5: blank or a placeholder is no answer
+            return None, "", None
+        return value, key, None
 
     def check_intention(self, intention: object) -> str:
         """The cleaned intention, or InvalidIntention saying what to send instead (C5)."""
@@ -175,7 +169,7 @@ class AnswerRules:
         missing: list[dict[str, str]] = []
         unknown: list[str] = []
 
-        if not isinstance(answers, Mapping):
+        if type(answers) is not dict and not isinstance(answers, Mapping):
             invalid.append(
                 _issue("answers", type(answers).__name__, "is not an object", _OBJECT_REQUIREMENT)
             )
@@ -192,52 +186,38 @@ class AnswerRules:
             raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
 
         values: dict[str, str | None] = {}
+        match_keys: dict[str, str] = {}
         for key, raw in answers.items():
-            if not isinstance(key, str):
-                invalid.append(
-                    _issue("answers", repr(key), "has a key that is not text", _OBJECT_REQUIREMENT)
-                )
-            elif key not in self.known:
-                unknown.append(key)
-            else:
-                value, problem = self.normalise(key, raw)
+            if key in self.known:
+                value, match_key, problem = self.normalise(key, raw)
                 if problem:
                     invalid.append(_issue(key, _shown(raw), problem, self.requirement[key]))
                 else:
                     values[key] = value
+                    match_keys[key] = match_key
+            elif isinstance(key, str):
+                unknown.append(key)
+            else:
+                invalid.append(
+                    _issue("answers", repr(key), "has a key that is not text", _OBJECT_REQUIREMENT)
+                )
         if pending not in answers:
             missing.append({"field": pending, "requirement": self.requirement[pending]})
 
         updates: dict[str, str] = {}
-
-        def put(key: str, value: str, provided: str) -> None:
-            before = recorded.get(key, updates.get(key))
-            if before is None:
-                updates[key] = value
-            elif before != value:
-                invalid.append(
-                    _issue(
-                        key,
-                        provided,
-                        f"conflicts with the recorded answer {before!r}",
-                        f"send {before!r} again or leave {key} out; "
-                        "an answer cannot change once recorded",
-                    )
-                )
-
         for key, value in values.items():
             if value is None or key in self.companion_of:
                 continue
             if key == self.category_qid and shortcut_category is not None:
-                self._check_shortcut(value, shortcut_category, invalid)
+                self._check_shortcut(match_keys[key], value, shortcut_category, invalid)
                 continue
             options = self.choice_options.get(key)
             if options is None:
-                put(key, value, value)
+                _record(recorded, updates, key, value, value, invalid)
                 continue
-            canonical = options.get(self.match_key(value))
+            canonical = options.get(match_keys[key])
             if canonical is not None:
-                put(key, canonical, value)
+                _record(recorded, updates, key, canonical, value, invalid)
                 continue
             # A value that is no option is a custom value: "Other (specify)" with that text.
             companion = f"{key}{OTHER_SUFFIX}"
@@ -252,8 +232,8 @@ class AnswerRules:
                     )
                 )
                 continue
-            put(key, self.other, value)
-            put(companion, value, value)
+            _record(recorded, updates, key, self.other, value, invalid)
+            _record(recorded, updates, companion, value, value, invalid)
 
         for companion, value in values.items():
             base = self.companion_of.get(companion)
@@ -261,20 +241,21 @@ class AnswerRules:
                 continue
             # C5: a companion counts only when its question is "Other (specify)".
             if updates.get(base, recorded.get(base)) == self.other:
-                put(companion, value, value)
+                _record(recorded, updates, companion, value, value, invalid)
 
         if invalid or missing or unknown:
             raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
-        declined = values.get(pending, "") is None
         return Merge(
-            recorded={**recorded, **updates} if updates else recorded,
-            declined=declined,
-            given=values,
+            {**recorded, **updates} if updates else recorded,
+            values.get(pending, "") is None,
+            values,
         )
 
-    def _check_shortcut(self, value: str, category: str, invalid: list[dict[str, Any]]) -> None:
+    def _check_shortcut(
+        self, match_key: str, value: str, category: str, invalid: list[dict[str, Any]]
+    ) -> None:
         """C5: after the keyword shortcut the category is resolved; naming it again is fine."""
-        if self.choice_options[self.category_qid].get(self.match_key(value)) == category:
+        if self.choice_options[self.category_qid].get(match_key) == category:
             return
         invalid.append(
             _issue(
@@ -324,6 +305,29 @@ _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of 
 
 def _issue(field: str, provided: str, problem: str, requirement: str) -> dict[str, Any]:
     return {"field": field, "provided": provided, "problem": problem, "requirement": requirement}
+
+
+def _record(
+    recorded: Mapping[str, str],
+    updates: dict[str, str],
+    key: str,
+    value: str,
+    provided: str,
+    invalid: list[dict[str, Any]],
+) -> None:
+    """Record ``value`` under ``key`` in ``updates``, or an issue if it changes a recorded one."""
+    before = recorded.get(key, updates.get(key))
+    if before is None:
+        updates[key] = value
+    elif before != value:
+        invalid.append(
+            _issue(
+                key,
+                provided,
+                f"conflicts with the recorded answer {before!r}",
+                f"send {before!r} again or leave {key} out; an answer cannot change once recorded",
+            )
+        )
 
 
 def _shown(raw: object) -> str:

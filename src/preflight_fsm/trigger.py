@@ -39,21 +39,21 @@ class _Transition(Transition):
         # SharedMachine refused names at build time: every callback here is a callable.
         args, kwargs = event_data.args, event_data.kwargs
         for condition in self.conditions:
-            if _call(condition.func, args, kwargs) != condition.target:
+            if condition.func(*args, **kwargs) != condition.target:
                 return False
         for func in self.before:
-            _call(func, args, kwargs)
+            func(*args, **kwargs)
         machine = event_data.machine
         for func in machine.states[self.source].on_exit:
-            _call(func, args, kwargs)
+            func(*args, **kwargs)
         name = str(self.dest)  # never None: internal transitions are refused
         setattr(event_data.model, machine.model_attribute, name)
         dest = machine.states[name]
         event_data.state = dest
         for func in dest.on_enter:
-            _call(func, args, kwargs)
+            func(*args, **kwargs)
         for func in self.after:
-            _call(func, args, kwargs)
+            func(*args, **kwargs)
         return True
 
 
@@ -118,10 +118,6 @@ class SharedMachine(Machine):
         super().add_transition(
             trigger, source, dest, conditions, unless, before, after, prepare, **kwargs
         )
-
-
-def _call(func: Any, args: Any, kwargs: Any) -> Any:
-    return func(*args, **kwargs)
 
 
 def _listed(value: Any) -> list[Any]:

@@ -89,18 +89,17 @@ def turn_values(s: Session) -> dict[str, Any]:
     """C7: every field of the turn a session's position shows."""
     position = s.position
     engine = s.engine
-    category = engine.categories.get(position.category or "")
+    category = position.category
+    decided = isinstance(position, Decided)
     # 0.5 once the category is known, 0.0 while it is not; NoPatch keeps what it had.
-    progress = 0.0 if position.category is None else 0.5
-    if isinstance(position, Decided):
-        progress = 1.0
+    progress = 1.0 if decided else 0.0 if category is None else 0.5
     return {
         "state": position.state,
         "questions": engine.questions(position),
         "missing_info": missing_info_of(s),
-        "decision_hint": category.hint if category is not None else engine.flow.other_category.hint,
+        "decision_hint": engine.hints.get(category, engine.flow.other_category.hint),
         "progress": progress,
-        "patch": patch_of(s),
+        "patch": patch_of(s) if decided else None,
         "number": s.turn,
     }
 
@@ -111,12 +110,12 @@ def turn_of(s: Session) -> Turn:
     Turns are frozen and most are alike (a few dozen per flow), so each engine keeps the ones it
     made, keyed by every field's value: a Turn is shared only with sessions that would build an
     equal one, whatever fields Turn gains (questions by identity: the engine's own tuples). Only
-    turns without a patch are kept. This halves a step's cost (docs/performance.md).
+    turns without a patch are kept. What this buys is measured in docs/performance.md.
     """
     values = turn_values(s)
     if values["patch"] is not None:
         return Turn(**values)
-    key = tuple(id(v) if name == "questions" else v for name, v in values.items())
+    key = tuple([id(v) if name == "questions" else v for name, v in values.items()])
     turns = s.engine.turns
     turn = turns.get(key)
     if turn is None:
