@@ -87,36 +87,38 @@ class AnswerRules:
         """(concrete value or None for blank, its match key, problem or None) for one raw
         answer value: NFC, refused code points, white space collapsed, limits, look-alikes (C5).
         The match key is computed once here; every later comparison reads it."""
-        if raw is None:
-            return None, "", None
-        if isinstance(raw, list | tuple):
-            if not all(isinstance(item, str) for item in raw):
-                return None, "", "a list may hold only strings"
-            if len(raw) > 1:
-                kind = "a single choice" if qid in self.choice_options else "a free-text answer"
-                return None, "", f"several values ({len(raw)}) for {kind}"
-            if not raw:
+        if type(raw) is not str:  # text is the common case: the other checks only when not
+            if raw is None:
                 return None, "", None
-            raw = raw[0]
-        if not isinstance(raw, str):
-            return None, "", f"must be text, not {type(raw).__name__}"
+            if isinstance(raw, list | tuple):
+                if not all(isinstance(item, str) for item in raw):
+                    return None, "", "a list may hold only strings"
+                if len(raw) > 1:
+                    kind = "a single choice" if qid in self.choice_options else "a free-text answer"
+                    return None, "", f"several values ({len(raw)}) for {kind}"
+                if not raw:
+                    return None, "", None
+                raw = raw[0]
+            if not isinstance(raw, str):
+                return None, "", f"must be text, not {type(raw).__name__}"
         unified = _text.normalise(raw)
         names = _text.refused(unified)
         if names:
             return None, "", _text.describe_refused(names)
         value = " ".join(unified.split())
         if len(value) > self.limits.max_answer_chars:
-            return None, "", (
-                f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"
+            return (
+                None,
+                "",
+                (f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"),
             )
         key = _text.match_key(value)
         if qid not in self.choice_options and key in self.other_names:
             # Spec §5.2 Rule 2: the option is never a value; its text is what is asked for.
             return None, "", f"is the option {self.other!r} itself, not the text it stands for"
-        if not value.isascii():  # C5: ASCII text holds no look-alikes (text.lookalike)
-            deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
-            if deceptive is not None:
-                return None, "", deceptive.problem
+        deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
+        if deceptive is not None:
+            return None, "", deceptive.problem
         if not value or key in self.placeholders:  # C5: blank or a placeholder is no answer
             return None, "", None
         return value, key, None

@@ -30,7 +30,7 @@ from preflight_fsm.states import (
 )
 from preflight_fsm.table import Edge, edges_for
 from preflight_fsm.trigger import SharedMachine
-from preflight_fsm.turn import Question, Turn
+from preflight_fsm.turn import Question
 
 __all__ = ["Engine", "engine_for"]
 
@@ -86,7 +86,6 @@ class Engine:
         self._start = self.machine.events.get("start")
         self._answer = self.machine.events["answer"]
         self._questions = self._build_questions()
-        self.turns: dict[tuple[object, ...], Turn] = {}  # turn.py's, by every field's value
 
     # -- C6: naming a category ----------------------------------------------------------------
 
@@ -171,9 +170,10 @@ class Engine:
 
     def _open_turn(self, s: Session) -> None:
         s.turn += 1
+        asked = s.asked
         for q in self.questions(s.position):
-            if q.id not in s.asked:
-                s.asked.append(q.id)
+            if q.id not in asked:
+                asked.append(q.id)
 
 
 _ENGINES: dict[str, Engine] = {}

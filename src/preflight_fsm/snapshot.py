@@ -130,27 +130,32 @@ _SORTED_FIELDS: Final = tuple(sorted(_SIGNED_FIELDS))
 def canonical_content(snapshot: SessionSnapshot) -> bytes:
     """What the digest and the seal cover: every field but those two, as canonical JSON (keys
     sorted at every level, no spaces, UTF-8, tuples as arrays)."""
-    content = {name: getattr(snapshot, name) for name in _SIGNED_FIELDS}
-    content["trace"] = [(t.turn, t.trigger, t.source, t.dest, t.guards) for t in snapshot.trace]
+    content = {name: getattr(snapshot, name) for name in _SORTED_FIELDS}
+    content["trace"] = [
+        _trace_object(t.turn, t.trigger, t.source, t.dest, t.guards) for t in snapshot.trace
+    ]
     return _canonical(content)
+
+
+def _trace_object(
+    turn: int, trigger: str, source: str, dest: str, guards: tuple[str, ...]
+) -> dict[str, Any]:
+    """One trace step as the JSON object a snapshot holds, its keys in sorted order."""
+    return {"dest": dest, "guards": guards, "source": source, "trigger": trigger, "turn": turn}
 
 
 def _canonical(content: Mapping[str, Any]) -> bytes:
     """``json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in
-    UTF-8, with the trace's steps as objects, written by pydantic-core: the same bytes
-    (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md).
+    UTF-8, written by pydantic-core: the same bytes (``tests/test_snapshot.py`` pins it) at a
+    fraction of the cost (docs/performance.md).
 
-    ``content`` holds every signed field, the trace as (turn, trigger, source, dest, guards)
-    tuples. Only the objects inside it need their keys sorted here: the answers, each step's
-    answers and each trace step; a new field holding an object must be added.
+    ``content`` holds every signed field, the trace as :func:`_trace_object` objects. Only the
+    objects inside it need their keys sorted here: the answers and each step's answers; a new
+    field holding an object must be added.
     """
     ordered = {name: content[name] for name in _SORTED_FIELDS}
     ordered["answers"] = dict(sorted(content["answers"].items()))
     ordered["steps"] = [dict(sorted(step.items())) for step in content["steps"]]
-    ordered["trace"] = [
-        {"dest": dest, "guards": guards, "source": source, "trigger": trigger, "turn": turn}
-        for turn, trigger, source, dest, guards in content["trace"]
-    ]
     return pydantic_core.to_json(ordered)
 
 
@@ -240,11 +245,8 @@ def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
         flow_fingerprint=s.engine.flow.fingerprint,
         steps=s.steps,
     )
+    content["trace"] = [_trace_object(*step) for step in content["trace"]]
     canonical = _canonical(content)
-    content["trace"] = [
-        {"turn": turn, "trigger": trigger, "source": source, "dest": dest, "guards": guards}
-        for turn, trigger, source, dest, guards in content["trace"]
-    ]
     content["digest"] = hashlib.sha256(canonical).hexdigest()
     content["seal"] = seal.seal(canonical) if seal is not None else None
     return SessionSnapshot.model_validate(content)

@@ -36,8 +36,11 @@ class _Transition(Transition):
     """Transition.execute: guards called directly, callbacks without log lines."""
 
     def execute(self, event_data: EventData) -> bool:
-        # SharedMachine refused names at build time: every callback here is a callable.
+        # SharedMachine refused names at build time: every callback here is a callable (the
+        # stubs type them as names or callables, hence the Any).
         args, kwargs = event_data.args, event_data.kwargs
+        condition: Any
+        func: Any
         for condition in self.conditions:
             if condition.func(*args, **kwargs) != condition.target:
                 return False

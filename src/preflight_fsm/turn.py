@@ -105,19 +105,5 @@ def turn_values(s: Session) -> dict[str, Any]:
 
 
 def turn_of(s: Session) -> Turn:
-    """C7: the turn a session's position shows.
-
-    Turns are frozen and most are alike (a few dozen per flow), so each engine keeps the ones it
-    made, keyed by every field's value: a Turn is shared only with sessions that would build an
-    equal one, whatever fields Turn gains (questions by identity: the engine's own tuples). Only
-    turns without a patch are kept. What this buys is measured in docs/performance.md.
-    """
-    values = turn_values(s)
-    if values["patch"] is not None:
-        return Turn(**values)
-    key = tuple([id(v) if name == "questions" else v for name, v in values.items()])
-    turns = s.engine.turns
-    turn = turns.get(key)
-    if turn is None:
-        turn = turns.setdefault(key, Turn(**values))
-    return turn
+    """C7: the turn a session's position shows."""
+    return Turn(**turn_values(s))

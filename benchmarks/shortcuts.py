@@ -1,0 +1,130 @@
+"""``python -m benchmarks.shortcuts``: what each cache or shortcut on the hot path buys, A/B.
+
+Every shortcut the engine keeps must pay at least 10 % of a ``make bench`` figure
+(docs/performance.md). Each is switched off by replacing the one function it sits behind with
+the plain path, and timed against itself switched on, round by round in alternating order in one
+process, with fresh inputs per call as in ``benchmarks/engine.py``; medians of the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from benchmarks.timing import _timed
+from benchmarks.workloads import LIVE, SCENARIOS, fresh, live_session, ours
+from preflight_fsm import ClarificationMachine
+from preflight_fsm import engine as engine_module
+from preflight_fsm import snapshot as snapshot_module
+
+US = 1e6
+
+
+def _stdlib_canonical(content: Any) -> bytes:
+    """The canonical JSON as the standard library writes it (the definition D21 names)."""
+    plain = dict(content)
+    plain["steps"] = list(content["steps"])
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@contextmanager
+def _replaced(module: Any, name: str, plain: Any) -> Iterator[None]:
+    kept = getattr(module, name)
+    setattr(module, name, plain)
+    try:
+        yield
+    finally:
+        setattr(module, name, kept)
+
+
+_SESSIONS = ("session.shortcut", "session.two_phase", "session.other")
+_RESTORE = ("snapshot.restore", "snapshot.restore_step")
+
+# Each shortcut, how to switch it off, and the figures it can change.
+SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
+    # The step loop fires `answer` only while the lock passes (without: once more, refused).
+    "lock checked before re-firing (Engine.step)": (
+        lambda: _replaced(engine_module, "pending_question_answered", lambda s: True),
+        _SESSIONS,
+    ),
+    # Snapshot JSON of the current version validated in one pass of pydantic's JSON parser.
+    "one-pass JSON validation (_as_current)": (
+        lambda: _replaced(snapshot_module, "_as_current", lambda data: None),
+        _RESTORE,
+    ),
+    # The digest's canonical JSON written by pydantic-core instead of json.dumps.
+    "canonical JSON by pydantic-core (_canonical)": (
+        lambda: _replaced(snapshot_module, "_canonical", _stdlib_canonical),
+        ("snapshot.to_json", *_RESTORE),
+    ),
+}
+
+_Workload = tuple[Callable[[], Any], Callable[[Any], object]]
+
+
+def _workloads() -> dict[str, _Workload]:
+    answers = LIVE.steps[1]
+    text = live_session().snapshot().model_dump_json()
+    loads: dict[str, _Workload] = {
+        f"session.{s.name}": (lambda s=s: fresh(s), ours) for s in SCENARIOS
+    }
+    loads["step"] = (lambda: (live_session(), dict(answers)), lambda m: m[0].step(m[1]))
+    loads["snapshot.to_json"] = (live_session, lambda m: m.snapshot().model_dump_json())
+    loads["snapshot.restore"] = (
+        lambda: text.encode().decode(),
+        ClarificationMachine.from_snapshot,
+    )
+    loads["snapshot.restore_step"] = (
+        lambda: (text.encode().decode(), dict(answers)),
+        lambda t: ClarificationMachine.from_snapshot(t[0]).step(t[1]),
+    )
+    return loads
+
+
+def measure(inner: int, rounds: int, only: str = "") -> dict[str, dict[str, tuple[float, float]]]:
+    """For each shortcut (whose name holds ``only``) and figure: (median µs with it, without)."""
+    loads = _workloads()
+    results: dict[str, dict[str, tuple[float, float]]] = {}
+    for shortcut, (switched_off, figures) in SHORTCUTS.items():
+        if only not in shortcut:
+            continue
+        results[shortcut] = {}
+        for figure in figures:
+            make, use = loads[figure]
+            on: list[float] = []
+            off: list[float] = []
+            for i in range(rounds + 1):
+                for with_it in (True, False) if i % 2 else (False, True):
+                    if with_it:
+                        on.append(_timed(make, use, inner))
+                    else:
+                        with switched_off():
+                            off.append(_timed(make, use, inner))
+            # The first round of each warms up.
+            results[shortcut][figure] = (
+                statistics.median(on[1:]) * US,
+                statistics.median(off[1:]) * US,
+            )
+    return results
+
+
+def main() -> None:
+    """Print, per shortcut, each figure with and without it and the share of time it saves."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--inner", type=int, default=200, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=31, help="rounds (the median is shown)")
+    parser.add_argument("--only", default="", help="only the shortcuts whose name holds this")
+    args = parser.parse_args()
+    for shortcut, figures in measure(args.inner, args.rounds, args.only).items():
+        print(shortcut)
+        for figure, (on, off) in figures.items():
+            saved = (off - on) / off
+            print(f"  {figure:24} {on:7.2f} µs with, {off:7.2f} µs without: saves {saved:6.1%}")
+
+
+if __name__ == "__main__":
+    main()
