@@ -106,4 +106,4 @@ def turn_values(s: Session) -> dict[str, Any]:
 
 def turn_of(s: Session) -> Turn:
     """C7: the turn a session's position shows."""
-    return Turn(**turn_values(s))
+    return Turn.model_validate(turn_values(s))
