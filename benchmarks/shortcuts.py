@@ -18,7 +18,6 @@ from typing import Any
 from benchmarks.timing import _timed
 from benchmarks.workloads import LIVE, SCENARIOS, fresh, live_session, ours
 from preflight_fsm import ClarificationMachine
-from preflight_fsm import engine as engine_module
 from preflight_fsm import snapshot as snapshot_module
 
 US = 1e6
@@ -46,11 +45,6 @@ _RESTORE = ("snapshot.restore", "snapshot.restore_step")
 
 # Each shortcut, how to switch it off, and the figures it can change.
 SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
-    # The step loop fires `answer` only while the lock passes (without: once more, refused).
-    "lock checked before re-firing (Engine.step)": (
-        lambda: _replaced(engine_module, "pending_question_answered", lambda s: True),
-        _SESSIONS,
-    ),
     # Snapshot JSON of the current version validated in one pass of pydantic's JSON parser.
     "one-pass JSON validation (_as_current)": (
         lambda: _replaced(snapshot_module, "_as_current", lambda data: None),

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 
-import pytest
-from tests.journeys import JOURNEYS
-
-from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
-from preflight_fsm import engine as engine_module
+from preflight_fsm import ClarificationMachine, InvalidAnswers
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import default_flow, flow_from_data
 
@@ -70,20 +65,3 @@ def race(
         results.append("ok")
     except InvalidAnswers:
         results.append("InvalidAnswers")
-
-
-def _walk(intention: str, steps: list[dict[str, Any]]) -> tuple[list[Turn], str]:
-    machine = ClarificationMachine(intention)
-    turns = [machine.turn] + [machine.step(dict(answers)) for answers in steps]
-    return turns, machine.snapshot().model_dump_json()
-
-
-@pytest.mark.parametrize(("intention", "steps"), JOURNEYS.values(), ids=JOURNEYS.keys())
-def test_a_step_stops_exactly_where_re_firing_answer_would_be_refused(
-    intention: str, steps: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """C3: checking the lock before firing `answer` again changes nothing: the same turns,
-    trace and snapshot as firing until transitions refuses every row."""
-    expected = _walk(intention, steps)
-    monkeypatch.setattr(engine_module, "pending_question_answered", lambda s: True)
-    assert expected == _walk(intention, steps)

@@ -15,7 +15,7 @@ from typing import Any
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
 from preflight_fsm.flow import OTHER_SUFFIX, Category, Flow, Hint
-from preflight_fsm.guards import EFFECTS, GUARDS, pending_key, pending_question_answered
+from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.session import Session, TraceEntry
 from preflight_fsm.states import (
@@ -157,12 +157,10 @@ class Engine:
         work.declined = merge.declined
         work.steps.append(merge.given)
         answer = self._answer
-        # Fire `answer` while the state's question is answered (C3's lock, which every answer
-        # row also carries): the loop stops where every row would refuse, without firing a
-        # trigger that cannot move. Each pass moves to another state, so this ends within four.
-        while work.position.state in QUESTION_STATES and pending_question_answered(work):
-            if not answer.trigger(work, work):
-                break
+        # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
+        # session has ended; each pass moves to another state, so this ends within four passes.
+        while work.position.state not in TERMINAL_STATES and answer.trigger(work, work):
+            pass
         work.declined = False
         if work.position.state in QUESTION_STATES:
             self._open_turn(work)

@@ -38,7 +38,7 @@ def patch_of(s: Session) -> DecisionPatch | None:
     if s.position.category == other.name:
         # The Description is one line: it goes into an ADR heading's paragraph (C6).
         description = s.answers.get(other.description_id) or " ".join(s.intention.split())
-        return DecisionPatch(category=other.name, fields=((other.field, description),))
+        return _patch(other.name, ((other.field, description),))
     category = s.engine.categories[s.position.category]
     q = category.question
     value = s.answers[q.id]
@@ -46,4 +46,12 @@ def patch_of(s: Session) -> DecisionPatch | None:
         value = s.answers[q.id + OTHER_SUFFIX]
     fields = [(q.field, value)]
     fields += [(f.field, s.answers[f.id]) for f in category.secondary if f.id in s.answers]
-    return DecisionPatch(category=category.name, fields=tuple(fields))
+    return _patch(category.name, tuple(fields))
+
+
+def _patch(category: str, fields: tuple[tuple[str, str], ...]) -> DecisionPatch:
+    # DecisionPatch's own validator, called directly (as turn.turn_of does for the Turn).
+    patch: DecisionPatch = DecisionPatch.__pydantic_validator__.validate_python(
+        {"category": category, "fields": fields}
+    )
+    return patch
