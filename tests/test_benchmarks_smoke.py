@@ -74,3 +74,31 @@ def test_threads_give_the_sequential_results(smoke: subprocess.CompletedProcess[
     """Threads stepping different sessions through the shared machine change no result."""
     row = next(line for line in smoke.stdout.splitlines() if line.startswith("threads.identical"))
     assert "True" in row.split()
+
+
+def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> None:
+    """benchmarks/shortcuts.py times every figure a shortcut serves with and without it, and
+    leaves the engine as it found it."""
+    from benchmarks import shortcuts
+    from preflight_fsm import snapshot as snapshot_module
+
+    kept = (snapshot_module._canonical, snapshot_module._as_current)
+    results = shortcuts.measure(inner=2, rounds=1)
+    assert {name: figures for name, (_, figures) in shortcuts.SHORTCUTS.items()} == {
+        name: tuple(timed) for name, timed in results.items()
+    }
+    assert kept == (snapshot_module._canonical, snapshot_module._as_current)
+
+
+def test_the_standard_library_canonical_form_equals_the_one_digests_use() -> None:
+    """The path shortcuts.py times `_canonical` against writes the same bytes."""
+    from benchmarks.shortcuts import _stdlib_canonical
+    from preflight_fsm import ClarificationMachine
+    from preflight_fsm import snapshot as snapshot_module
+
+    machine = ClarificationMachine("Speed up the checkout page")
+    machine.step({"change_category": "Database", "db_orm": "é 日本 👩\u200d💻"})
+    snapshot = machine.snapshot()
+    content = {name: getattr(snapshot, name) for name in snapshot_module._SIGNED_FIELDS}
+    content["trace"] = [t.model_dump() for t in snapshot.trace]
+    assert snapshot_module.canonical_content(snapshot) == _stdlib_canonical(content)
