@@ -80,6 +80,7 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
     """benchmarks/shortcuts.py times every figure a shortcut serves with and without it, and
     leaves the engine as it found it."""
     from benchmarks import shortcuts
+
     from preflight_fsm import snapshot as snapshot_module
 
     kept = (snapshot_module._canonical, snapshot_module._as_current)
@@ -93,6 +94,7 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
 def test_the_standard_library_canonical_form_equals_the_one_digests_use() -> None:
     """The path shortcuts.py times `_canonical` against writes the same bytes."""
     from benchmarks.shortcuts import _stdlib_canonical
+
     from preflight_fsm import ClarificationMachine
     from preflight_fsm import snapshot as snapshot_module
 
