@@ -9,8 +9,10 @@ process, with fresh inputs per call as in ``benchmarks/engine.py``; medians of t
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
+import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,7 +20,10 @@ from typing import Any
 from benchmarks.timing import _timed
 from benchmarks.workloads import LIVE, SCENARIOS, fresh, live_session, ours
 from preflight_fsm import ClarificationMachine
+from preflight_fsm import machine as machine_module
 from preflight_fsm import snapshot as snapshot_module
+from preflight_fsm import turn as turn_module
+from preflight_fsm.turn import Turn, turn_values
 
 US = 1e6
 
@@ -45,6 +50,11 @@ _RESTORE = ("snapshot.restore", "snapshot.restore_step")
 
 # Each shortcut, how to switch it off, and the figures it can change.
 SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
+    # D46: turns without a patch shared by the value of every field (a live session holds one).
+    "turn cache (turn_of)": (
+        lambda: _replaced(machine_module, "turn_of", _unshared_turn),
+        (*_SESSIONS, "step", "memory.live_session"),
+    ),
     # Snapshot JSON of the current version validated in one pass of pydantic's JSON parser.
     "one-pass JSON validation (_as_current)": (
         lambda: _replaced(snapshot_module, "_as_current", lambda data: None),
@@ -56,6 +66,28 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         ("snapshot.to_json", *_RESTORE),
     ),
 }
+
+
+def _unshared_turn(s: Any) -> Turn:
+    """A turn built afresh every time, as turn_of builds the turns it does not share."""
+    return turn_module._validated(turn_values(s))
+
+
+def _live_bytes(count: int = 20_000) -> float:
+    """Traced bytes per live session after its first answered turn (as benchmarks/memory.py)."""
+    sessions = [fresh(LIVE) for _ in range(count)]
+    held: list[ClarificationMachine] = []
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for scenario in sessions:
+        machine = ClarificationMachine(scenario.intention)
+        machine.step(scenario.steps[0])
+        held.append(machine)
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return (after - before) / count
+
 
 _Workload = tuple[Callable[[], Any], Callable[[Any], object]]
 
@@ -80,7 +112,8 @@ def _workloads() -> dict[str, _Workload]:
 
 
 def measure(inner: int, rounds: int, only: str = "") -> dict[str, dict[str, tuple[float, float]]]:
-    """For each shortcut (whose name holds ``only``) and figure: (median µs with it, without)."""
+    """For each shortcut (whose name holds ``only``) and figure: (median µs with it, without);
+    for ``memory.live_session``, bytes per live session."""
     loads = _workloads()
     results: dict[str, dict[str, tuple[float, float]]] = {}
     for shortcut, (switched_off, figures) in SHORTCUTS.items():
@@ -88,6 +121,11 @@ def measure(inner: int, rounds: int, only: str = "") -> dict[str, dict[str, tupl
             continue
         results[shortcut] = {}
         for figure in figures:
+            if figure == "memory.live_session":  # bytes, not µs: deterministic, measured once
+                with switched_off():
+                    without = _live_bytes()
+                results[shortcut][figure] = (_live_bytes(), without)
+                continue
             make, use = loads[figure]
             on: list[float] = []
             off: list[float] = []
@@ -117,7 +155,9 @@ def main() -> None:
         print(shortcut)
         for figure, (on, off) in figures.items():
             saved = (off - on) / off
-            print(f"  {figure:24} {on:7.2f} µs with, {off:7.2f} µs without: saves {saved:6.1%}")
+            unit = "B " if figure.startswith("memory") else "µs"
+            with_it, without = f"{on:7.2f} {unit} with", f"{off:7.2f} {unit} without"
+            print(f"  {figure:24} {with_it}, {without}: saves {saved:6.1%}")
 
 
 if __name__ == "__main__":

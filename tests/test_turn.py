@@ -6,11 +6,15 @@ import json
 from typing import Any
 
 import pytest
+from tests.journeys import JOURNEYS
 
 from preflight_fsm import (
     ClarificationMachine,
     InvalidAnswers,
+    Turn,
 )
+from preflight_fsm.session import Session
+from preflight_fsm.turn import turn_of, turn_values
 
 OTHER = "Other (specify)"
 NO_KEYWORDS = "Improve the feedback form"
@@ -102,3 +106,39 @@ def test_turn_converts_to_an_llm_response() -> None:
         response.decision_hint,
         response.progress,
     )
+
+
+# -- the turns an engine shares (D46, D150) ------------------------------------------------------
+
+
+def _sessions() -> list[tuple[str, Session]]:
+    found = []
+    for name, (intention, steps) in JOURNEYS.items():
+        machine = ClarificationMachine(intention)
+        found.append((f"{name}@0", machine._session))
+        for k, answers in enumerate(steps, start=1):
+            machine.step(dict(answers))
+            found.append((f"{name}@{k}", machine._session))
+    return found
+
+
+SESSIONS = _sessions()
+
+
+@pytest.mark.parametrize("session", [s for _, s in SESSIONS], ids=[n for n, _ in SESSIONS])
+def test_the_turn_cache_key_covers_every_turn_field(session: Session) -> None:
+    """D46: turn_of keys shared turns by turn_values, which holds every field of Turn, in order;
+    a field added to Turn but not to turn_values fails here, not as a stale shared turn."""
+    assert list(Turn.model_fields) == list(turn_values(session))
+
+
+@pytest.mark.parametrize("session", [s for _, s in SESSIONS], ids=[n for n, _ in SESSIONS])
+def test_a_shared_turn_equals_the_turn_built_afresh(session: Session) -> None:
+    """D46: whatever turn_of returns is the Turn the session's position builds."""
+    assert Turn(**turn_values(session)) == turn_of(session)
+
+
+def test_sessions_at_the_same_position_share_one_turn() -> None:
+    """D46: a live session holds its turn; alike turns are one object (memory, D150)."""
+    first, second = (ClarificationMachine(NO_KEYWORDS) for _ in range(2))
+    assert first.turn is second.turn

@@ -30,7 +30,7 @@ from preflight_fsm.states import (
 )
 from preflight_fsm.table import Edge, edges_for
 from preflight_fsm.trigger import SharedMachine
-from preflight_fsm.turn import Question
+from preflight_fsm.turn import Question, Turn
 
 __all__ = ["Engine", "engine_for"]
 
@@ -86,6 +86,7 @@ class Engine:
         self._start = self.machine.events.get("start")
         self._answer = self.machine.events["answer"]
         self._questions = self._build_questions()
+        self.turns: dict[tuple[object, ...], Turn] = {}  # turn.py's, by every field's value
 
     # -- C6: naming a category ----------------------------------------------------------------
 

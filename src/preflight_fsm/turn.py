@@ -105,8 +105,27 @@ def turn_values(s: Session) -> dict[str, Any]:
 
 
 def turn_of(s: Session) -> Turn:
-    """C7: the turn a session's position shows, validated as every Turn is."""
+    """C7: the turn a session's position shows.
+
+    Turns are frozen and most are alike (a few dozen per flow), so each engine keeps the ones it
+    made, keyed by every field's value: a Turn is shared only with sessions that would build an
+    equal one, whatever fields Turn gains (questions by identity: the engine's own tuples). Only
+    turns without a patch are kept. A live session holds its turn, so sharing them is what keeps
+    a session under 1 KB (docs/performance.md, D150).
+    """
+    values = turn_values(s)
+    if values["patch"] is not None:
+        return _validated(values)
+    key = tuple([id(v) if name == "questions" else v for name, v in values.items()])
+    turns = s.engine.turns
+    turn = turns.get(key)
+    if turn is None:
+        turn = turns.setdefault(key, _validated(values))
+    return turn
+
+
+def _validated(values: dict[str, Any]) -> Turn:
     # Turn's own validator, called directly: Turn(**values) and model_validate add a third of
-    # its cost in keyword handling, on every step (docs/performance.md).
-    turn: Turn = Turn.__pydantic_validator__.validate_python(turn_values(s))
+    # its cost in keyword handling (docs/performance.md, D153).
+    turn: Turn = Turn.__pydantic_validator__.validate_python(values)
     return turn
