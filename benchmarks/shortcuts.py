@@ -15,6 +15,7 @@ import statistics
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from benchmarks.timing import _timed
@@ -96,7 +97,7 @@ def _workloads() -> dict[str, _Workload]:
     answers = LIVE.steps[1]
     text = live_session().snapshot().model_dump_json()
     loads: dict[str, _Workload] = {
-        f"session.{s.name}": (lambda s=s: fresh(s), ours) for s in SCENARIOS
+        f"session.{scenario.name}": (partial(fresh, scenario), ours) for scenario in SCENARIOS
     }
     loads["step"] = (lambda: (live_session(), dict(answers)), lambda m: m[0].step(m[1]))
     loads["snapshot.to_json"] = (live_session, lambda m: m.snapshot().model_dump_json())

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from tests.journeys import JOURNEYS
 
+from journeys import JOURNEYS
 from preflight_fsm import (
     ClarificationMachine,
     InvalidAnswers,
