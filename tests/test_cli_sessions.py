@@ -178,14 +178,14 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
 
 
 def test_list_prints_a_table(cwd: Path) -> None:
-    """list prints one row per session with its state, turn, age and intention."""
+    """list prints one row per session with its state, turn, age, flow version and intention."""
     assert _invoke("list").stdout.startswith("no sessions in .preflight-fsm/sessions.sqlite3")
     session_id = _ok("start", "Add OAuth login")["session_id"]
     lines = _invoke("list").stdout.splitlines()
-    assert ["SESSION", "STATE", "TURN", "CHANGED", "INTENTION"] == lines[0].split()
+    assert ["SESSION", "STATE", "TURN", "CHANGED", "FLOW", "INTENTION"] == lines[0].split()
     row = lines[1].split()
     assert [session_id, "NeedPrimaryField", "1"] == row[:3]
-    assert ["ago", "Add", "OAuth", "login"] == row[4:]
+    assert ["ago", "default@933558696d03ac0d", "(current)", "Add", "OAuth", "login"] == row[4:]
 
 
 def test_delete_prints_what_it_deleted(cwd: Path) -> None:

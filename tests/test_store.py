@@ -565,3 +565,13 @@ def test_a_store_of_the_unreleased_first_layout_is_named_as_such(tmp_path: Path)
     db.close()
     with pytest.raises(StoreUnavailable, match="earlier, unreleased preflight-fsm"):
         SqliteStore(path)
+
+
+def test_put_with_a_flow_moves_the_session_to_it(store: SessionStore) -> None:
+    """C10: a migration writes the snapshot and the new flow together; put without keeps it."""
+    store.create("a", "x", flow="f1")
+    store.put("a", "y", 1)
+    assert "f1" == store.get("a").flow
+    moved = store.put("a", "z", 2, flow="f2")
+    assert ("f2", "f2") == (moved.flow, store.get("a").flow)
+    assert ["a"] == [e.id for e in store.entries(flow="f2") if not isinstance(e, Exception)]
