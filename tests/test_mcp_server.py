@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 from mcp import Client
-from tests.mcp_servers import (
+from mcp_servers import (
     PREFLIGHT_FSM,
     HttpServer,
     call,
