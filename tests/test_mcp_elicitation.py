@@ -17,8 +17,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from mcp_servers import call, connect_http, connect_stdio, http_server
 
+from mcp_servers import call, connect_http, connect_stdio, http_server
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.elicitation import answers_from, form_model, input_request
 
