@@ -343,7 +343,10 @@ def test_intention_without_keywords_completes_through_a_custom_category(repo: Pa
         first.status,
         ids(first.questions),
     )
-    core_answers: AppAnswers = {"allowlist_paths": "src/checkout/", "acceptance_criteria": "Checkout works"}
+    core_answers: AppAnswers = {
+        "allowlist_paths": "src/checkout/",
+        "acceptance_criteria": "Checkout works",
+    }
     result = app.continue_preflight(start.session_id, core_answers)
     assert "completed" == result.status, result.error
 

@@ -17,13 +17,14 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from mcp_servers import call, connect_http, connect_stdio, http_server
 
+from mcp_servers import call, connect_http, connect_stdio, http_server
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.elicitation import answers_from, form_model, input_request
 
 MODES = ["auto", "legacy"]
-Reply = dict[str, Any] | Literal["decline", "cancel"]  # form content to accept, or "decline" / "cancel"
+# Form content to accept, or the action of a form not accepted.
+Reply = dict[str, Any] | Literal["decline", "cancel"]
 
 
 @pytest.fixture

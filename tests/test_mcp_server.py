@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 from mcp import Client
+
 from mcp_servers import (
     PREFLIGHT_FSM,
     HttpServer,
@@ -29,7 +30,6 @@ from mcp_servers import (
     redis_missing,
     throwaway_redis,
 )
-
 from preflight_fsm.mcp import DIAGRAM_URI
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
