@@ -318,8 +318,8 @@ def test_an_expired_session_exits_4_and_is_removed(cwd: Path) -> None:
     assert EXIT_UNKNOWN_SESSION == done.returncode
     assert "expired" in done.stderr
     assert "start a new session" in done.stderr
-    done = _invoke("show", session_id, "--json")
-    assert "session_not_found" == json.loads(done.stdout)["error"]
+    shown = _invoke("show", session_id, "--json")
+    assert "session_not_found" == json.loads(shown.stdout)["error"]
 
 
 def test_a_finished_session_exits_6(cwd: Path) -> None:

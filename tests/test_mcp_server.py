@@ -452,7 +452,7 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: 
     async def main() -> str:
         params = StdioServerParameters(command=PREFLIGHT_FSM, args=["mcp"], cwd=str(tmp_path))
         with anyio.fail_after(60):
-            async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            async with Client(stdio_client(params, errlog=errlog)) as client:
                 first = await call(
                     client, "require_clarification", user_intention="Add OAuth login"
                 )

@@ -348,7 +348,7 @@ ANY_TEXT = (
     st.text(
         st.one_of(
             st.characters(exclude_categories=()),
-            st.characters(exclude_categories=("C",)),
+            st.characters(exclude_categories=["C"]),
             st.sampled_from(SPECIAL),
         ),
         max_size=40,
