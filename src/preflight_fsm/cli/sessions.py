@@ -374,7 +374,7 @@ def list_sessions(
             elif isinstance(s, SnapshotFlowMismatch):
                 entries.append(
                     {
-                        "session_id": getattr(s, "session_id", None),
+                        "session_id": s.session_id,
                         "corrupt": False,
                         "unregistered_flow": True,
                         "problem": s.problem,
@@ -392,7 +392,7 @@ def list_sessions(
         if isinstance(s, CorruptSession):
             rows.append((str(s.session_id), "CORRUPT", "-", "-", "-", s.problem))
         elif isinstance(s, SnapshotFlowMismatch):
-            sid = str(getattr(s, "session_id", "-"))
+            sid = str(s.session_id or "-")
             rows.append((sid, "UNREGISTERED", "-", "-", "?", s.problem))
         else:
             intention = " ".join(s.intention.split())

@@ -202,7 +202,7 @@ class Sessions:
             try:
                 found.append(self.show(session_id))
             except SnapshotFlowMismatch as exc:
-                exc.session_id = session_id  # type: ignore[attr-defined]
+                exc.session_id = session_id
                 found.append(exc)
             except CorruptSession as exc:
                 found.append(exc)
