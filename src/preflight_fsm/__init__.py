@@ -95,14 +95,17 @@ _HOMES: dict[str, str] = {
 """Public name -> the module under ``preflight_fsm`` that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use, and keep the name here for the next."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # hidden from mypy, which types the names by the imports above; a
+    # __getattr__ it saw would make any misspelt preflight_fsm.Name pass as Any.
+
+    def __getattr__(name: str) -> Any:
+        """Import a public name's module on first use, and keep the name here for the next."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
