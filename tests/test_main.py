@@ -1,4 +1,5 @@
-"""The console script's entry (``__main__.py``): one-shot commands run without the collector."""
+"""The console script's entry (``__main__.py``): one-shot commands run without the collector
+and end with their objects frozen."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import sys
 
 import pytest
 
-# Runs the entry as the console script does, then reports whether the collector was on.
+# Runs the entry as the console script does, then reports whether the collector was on and
+# whether the objects were frozen.
 PROBE = """
 import gc, sys
 sys.argv = ["preflight-fsm", *sys.argv[1:]]
@@ -16,39 +18,41 @@ try:
     main()
 except SystemExit:
     pass
-print("collector", gc.isenabled(), file=sys.stderr)
+print("collector", gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)
 """
 
 
-def _collector_on(*args: str) -> bool:
+def _collector(*args: str) -> tuple[bool, bool]:
+    """Whether the collector was on after ``preflight-fsm *args``, and whether objects froze."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60
     )
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("collector "), done.stderr
-    return last == "collector True"
+    on, frozen = last.split()[1:]
+    return on == "True", frozen == "True"
 
 
 @pytest.mark.parametrize(
-    ("args", "collector_on"),
+    ("args", "one_shot"),
     [
-        ((), False),
-        (("--help",), False),
-        (("--version",), False),
-        (("start", "--help"), False),
-        (("list", "--help"), False),
-        (("chat", "--help"), True),
-        (("mcp", "--help"), True),
-        (("diagram", "--help"), True),
+        ((), True),
+        (("--help",), True),
+        (("--version",), True),
+        (("start", "--help"), True),
+        (("list", "--help"), True),
+        (("chat", "--help"), False),
+        (("mcp", "--help"), False),
+        (("diagram", "--help"), False),
     ],
     ids=["no-arguments", "help", "version", "start", "list", "chat", "mcp", "diagram"],
 )
 def test_only_one_shot_commands_run_without_the_collector(
-    args: tuple[str, ...], collector_on: bool
+    args: tuple[str, ...], one_shot: bool
 ) -> None:
-    """D164: start/answer/show/list/delete, --help and --version turn the collector off; others
-    (which may run for hours) keep it."""
-    assert collector_on == _collector_on(*args)
+    """D164: start/answer/show/list/delete, --help and --version turn the collector off and freeze
+    their objects at the end; others (which may run for hours) keep the collector as it is."""
+    assert (not one_shot, one_shot) == _collector(*args)
 
 
 def test_python_m_preflight_fsm_runs_the_command_line() -> None:
