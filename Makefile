@@ -28,10 +28,16 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# mypy strict on the package, then on the tests, then on the benchmarks and tools (pyproject.toml
+# [tool.mypy]). Three runs: the tests import their helpers as top-level modules (redis_server), the
+# benchmarks, run from the repository root, as tests.redis_server, and one run cannot give a file
+# two module names.
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/mypy src
+	$(BIN)/mypy tests
+	$(BIN)/mypy benchmarks tools
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks tools

@@ -72,7 +72,7 @@ async def connect_stdio(
     """A client connected to a fresh stdio server (``mode``: "auto" = 2026-07-28, "legacy")."""
     transport = stdio_client(stdio_parameters(store, cwd), errlog=errlog)
     async with Client(
-        transport,  # type: ignore[arg-type]  # an async context manager of streams is a Transport
+        transport,
         mode=mode,
         elicitation_callback=elicitation,
         read_timeout_seconds=30,
@@ -95,7 +95,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     """Call ``tool``; its structured result, checked to equal the JSON of its text content."""
     result: CallToolResult = await client.call_tool(tool, arguments)
     data = result.structured_content
-    assert data is not None, result
+    assert isinstance(data, dict), result
     texts = [json.loads(block.text) for block in result.content]  # type: ignore[union-attr]
     assert [data] == texts
     assert (data["status"] == "error") == bool(result.is_error)

@@ -8,7 +8,8 @@ it skip (saying why) when ``redis-server`` or the ``redis`` package is missing o
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,14 +44,15 @@ def open_backend(
     expire_after: float = DEFAULT_EXPIRE_AFTER,
 ) -> SessionStore:
     """A store of ``backend`` at ``location`` (a file path, a Redis URL; ignored for memory)."""
-    options = {"expire_after": expire_after, **({"clock": clock} if clock else {})}
+    # Without a fake clock, the stores' own default: the wall clock.
+    now: Callable[[], float] = time.time if clock is None else clock
     if backend == "memory":
-        return MemoryStore(**options)
+        return MemoryStore(expire_after=expire_after, clock=now)
     if backend == "sqlite":
-        return SqliteStore(location, **options)
+        return SqliteStore(location, expire_after=expire_after, clock=now)
     from preflight_fsm.store.redis import RedisStore
 
-    return RedisStore(location, **options)
+    return RedisStore(location, expire_after=expire_after, clock=now)
 
 
 def free_port() -> int:

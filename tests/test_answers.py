@@ -17,10 +17,6 @@ OTHER = "Other (specify)"
 NO_KEYWORDS = "Improve the feedback form"
 
 
-def ids(machine: ClarificationMachine) -> list[str]:
-    return [q.id for q in machine.turn.questions]
-
-
 def refused(machine: ClarificationMachine, answers: Any) -> dict[str, Any]:
     before = machine.snapshot()
     with pytest.raises(InvalidAnswers) as info:

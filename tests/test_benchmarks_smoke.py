@@ -37,6 +37,7 @@ FIGURES = (
     "cli.engine_import",
     "cli.pf_help",
     "cli.help",
+    "cli.version",
     "cli.start",
     "cli.answer",
     *(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.mcp_servers import PREFLIGHT_FSM
+from mcp_servers import PREFLIGHT_FSM
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

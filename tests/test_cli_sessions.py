@@ -178,14 +178,14 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
 
 
 def test_list_prints_a_table(cwd: Path) -> None:
-    """list prints one row per session with its state, turn, age and intention."""
+    """list prints one row per session with its state, turn, age, flow version and intention."""
     assert _invoke("list").stdout.startswith("no sessions in .preflight-fsm/sessions.sqlite3")
     session_id = _ok("start", "Add OAuth login")["session_id"]
     lines = _invoke("list").stdout.splitlines()
-    assert ["SESSION", "STATE", "TURN", "CHANGED", "INTENTION"] == lines[0].split()
+    assert ["SESSION", "STATE", "TURN", "CHANGED", "FLOW", "INTENTION"] == lines[0].split()
     row = lines[1].split()
     assert [session_id, "NeedPrimaryField", "1"] == row[:3]
-    assert ["ago", "Add", "OAuth", "login"] == row[4:]
+    assert ["ago", "default@933558696d03ac0d", "(current)", "Add", "OAuth", "login"] == row[4:]
 
 
 def test_delete_prints_what_it_deleted(cwd: Path) -> None:
@@ -318,8 +318,8 @@ def test_an_expired_session_exits_4_and_is_removed(cwd: Path) -> None:
     assert EXIT_UNKNOWN_SESSION == done.returncode
     assert "expired" in done.stderr
     assert "start a new session" in done.stderr
-    done = _invoke("show", session_id, "--json")
-    assert "session_not_found" == json.loads(done.stdout)["error"]
+    shown = _invoke("show", session_id, "--json")
+    assert "session_not_found" == json.loads(shown.stdout)["error"]
 
 
 def test_a_finished_session_exits_6(cwd: Path) -> None:

@@ -91,11 +91,11 @@ def test_cli_draws_a_stored_session_by_its_id(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_an_unknown_session(tmp_path: Path) -> None:
-    """--session with an id the store lacks exits 1 with the store's message."""
+    """--session with an id the store lacks exits 4, as `show` does, with the store's message."""
     result = runner.invoke(
         app, ["diagram", "--session", "nope", "--store", str(tmp_path / "s.sqlite3")]
     )
-    _assert_clean_failure(result, 1, "no session has the id 'nope'")
+    _assert_clean_failure(result, 4, "preflight-fsm: no session has the id 'nope'")
 
 
 @pytest.mark.parametrize(
@@ -119,10 +119,9 @@ def test_cli_diff_prints_the_change(fmt: str, expected: str) -> None:
     [
         (["--format", "text"], "--format text lists a flow change: pass --diff"),
         (["--snapshot", "x.json", "--diff", str(OLD), str(NEW)], "--snapshot and --diff"),
-        (["--diff", str(OLD), str(NEW), "--flow", str(OLD)], "leave out --flow"),
         (["--store", "s.sqlite3"], "pass --session ID with it"),
     ],
-    ids=["text without diff", "two pictures", "diff with flow", "store without session"],
+    ids=["text without diff", "two pictures", "store without session"],
 )
 def test_cli_refuses_options_that_do_not_go_together(args: list[str], message: str) -> None:
     """Contradictory options are a usage error (exit 2) saying what to pass instead."""
@@ -130,11 +129,11 @@ def test_cli_refuses_options_that_do_not_go_together(args: list[str], message: s
 
 
 def test_cli_refuses_a_broken_flow_file_in_a_diff(tmp_path: Path) -> None:
-    """A diff side with unknown keys exits 1 with InvalidFlow's message."""
+    """A diff side with unknown keys is an invalid flow file: exit 2, as for every command."""
     broken = tmp_path / "broken.toml"
     broken.write_text("colour = 'blue'\n", encoding="utf-8")
     result = runner.invoke(app, ["diagram", "--diff", str(OLD), str(broken)])
-    _assert_clean_failure(result, 1, "unknown keys: colour")
+    _assert_clean_failure(result, 2, "unknown keys: colour")
 
 
 def test_cli_refuses_an_invalid_snapshot(tmp_path: Path) -> None:
@@ -142,7 +141,7 @@ def test_cli_refuses_an_invalid_snapshot(tmp_path: Path) -> None:
     snapshot = tmp_path / "session.json"
     snapshot.write_text('{"intention": "x"}', encoding="utf-8")
     result = runner.invoke(app, ["diagram", "--snapshot", str(snapshot)])
-    _assert_clean_failure(result, 1, "error: invalid snapshot: asked_questions")
+    _assert_clean_failure(result, 1, "preflight-fsm: invalid snapshot: asked_questions")
 
 
 def test_cli_refuses_an_unreadable_snapshot(tmp_path: Path) -> None:
@@ -153,8 +152,8 @@ def test_cli_refuses_an_unreadable_snapshot(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_png_to_stdout() -> None:
-    """png without --out exits 1: binary data is not written to the terminal."""
-    _assert_clean_failure(runner.invoke(app, ["diagram", "--format", "png"]), 1, "pass --out")
+    """png without --out is a usage error: binary data is not written to the terminal."""
+    _assert_clean_failure(runner.invoke(app, ["diagram", "--format", "png"]), 2, "pass --out")
 
 
 def test_cli_says_which_package_provides_dot(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,3 +161,19 @@ def test_cli_says_which_package_provides_dot(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(shutil, "which", lambda _: None)
     result = runner.invoke(app, ["diagram", "--format", "svg"])
     _assert_clean_failure(result, 1, "apt-get install graphviz")
+
+
+def test_cli_diffs_two_registered_versions_of_a_flow(tmp_path: Path) -> None:
+    """C10: with --flow FILE, a --diff side may name a version kept in FILE.versions/ by its
+    fingerprint, or `current`."""
+    from preflight_fsm.flow import load_flow
+
+    current = tmp_path / "team.toml"
+    current.write_text(NEW.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "team.versions").mkdir()
+    (tmp_path / "team.versions" / "old.toml").write_text(OLD.read_text(encoding="utf-8"))
+    old = load_flow(OLD).fingerprint
+    args = ["diagram", "--flow", str(current), "--diff", old, "current", "--format", "text"]
+    result = runner.invoke(app, args)
+    assert 0 == result.exit_code, result.output
+    assert '+ option "Passkeys" of auth_strategy (Authentication)\n' in result.stdout

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
+
 import preflight_fsm
 
 
@@ -52,3 +57,47 @@ def test_every_error_derives_from_one_base() -> None:
     assert all(issubclass(e, preflight_fsm.PreflightFsmError) for e in errors)
     for name in ("InvalidAnswers", "InvalidIntention", "InvalidSnapshot", "InvalidFlow"):
         assert issubclass(getattr(preflight_fsm, name), ValueError)
+
+
+def _modules_after(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys; print('\\n'.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.split()
+
+
+def test_importing_the_package_imports_no_engine_module() -> None:
+    """D160: `import preflight_fsm` loads no engine module, pydantic nor transitions."""
+    loaded = _modules_after("import preflight_fsm")
+    assert [] == [
+        m for m in loaded if m.startswith(("preflight_fsm.", "pydantic", "transitions", "regex"))
+    ]
+
+
+def test_a_public_name_is_its_defining_module_s_object() -> None:
+    """D160: a name imported from the package is the object of the module that defines it."""
+    from preflight_fsm import ClarificationMachine, default_flow
+    from preflight_fsm.flow import default_flow as flow_default_flow
+    from preflight_fsm.machine import ClarificationMachine as MachineClass
+
+    assert (MachineClass, flow_default_flow) == (ClarificationMachine, default_flow)
+
+
+def test_dir_lists_every_public_name_before_any_is_used() -> None:
+    """D160: dir() of a freshly imported package lists the public names, imported or not."""
+    loaded = _modules_after(
+        "import preflight_fsm\n"
+        "assert set(preflight_fsm.__all__) <= set(dir(preflight_fsm)), dir(preflight_fsm)"
+    )
+    assert "preflight_fsm" in loaded
+
+
+def test_an_unknown_name_raises_attribute_error() -> None:
+    """D160: a name the package does not define is an AttributeError naming it."""
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        _ = preflight_fsm.NoSuchThing  # type: ignore[attr-defined]

@@ -58,6 +58,9 @@ from preflight_fsm.integrations.preflights_app import FsmPreflightsApp  # noqa: 
 from preflight_fsm.turn import Question as OurQuestion  # noqa: E402
 
 OTHER = "Other (specify)"
+# The answers each of Preflights' APIs takes (its port's type, its app's type).
+PortAnswers = dict[str, str | tuple[str, ...]]
+AppAnswers = dict[str, str | list[str]]
 # Files whose directories Preflights' core derives an allowlist from, one per category.
 REPO_FILES = (
     "src/auth/login.py",
@@ -131,7 +134,11 @@ def test_adapter_returns_preflights_dataclasses() -> None:
 def test_adapter_ignores_answers_it_does_not_know() -> None:
     """Answers to ids the flow does not know (core questions, other tools) change nothing."""
     adapter, config = FsmLLMAdapter(), default_v1_heuristics()
-    answers = {"auth_strategy": "OAuth", "allowlist_paths": "src/", "acceptance_criteria": "ok"}
+    answers: PortAnswers = {
+        "auth_strategy": "OAuth",
+        "allowlist_paths": "src/",
+        "acceptance_criteria": "ok",
+    }
     expected = adapter.extract_decision_patch("Add login", {"auth_strategy": "OAuth"}, config)
     assert expected == adapter.extract_decision_patch("Add login", answers, config)
 
@@ -146,7 +153,7 @@ def test_adapter_returns_none_for_a_patch_outside_the_schema() -> None:
 
 def test_adapter_accepts_preflights_wildcard_schema() -> None:
     """Preflights' "Other": ("*",) admits the Other patch, as Preflights' core validates it."""
-    answers = {"change_category": OTHER, "change_category__other": "Payments"}
+    answers: PortAnswers = {"change_category": OTHER, "change_category__other": "Payments"}
     patch = FsmLLMAdapter().extract_decision_patch(
         "Improve the checkout flow", answers, default_v1_heuristics()
     )
@@ -274,7 +281,8 @@ def test_keyword_intention_completes_with_an_adr(
     start = app.start_preflight(intention, str(repo))
     (qid,) = answers
     assert [qid, f"{qid}__other"] == ids(start.questions)
-    result = app.continue_preflight(start.session_id, answers)
+    sent: AppAnswers = dict(answers)
+    result = app.continue_preflight(start.session_id, sent)
     assert "completed" == result.status, result.error
     assert result.artifacts is not None
     assert result.artifacts.adr_path is not None
@@ -287,7 +295,7 @@ def test_other_specify_path_completes_with_the_users_text(repo: Path) -> None:
     """ "Other (specify)" with its text completes, the ADR holding the text, not the option."""
     app = make_app(repo, FsmLLMAdapter())
     start = app.start_preflight("Add login to the admin dashboard", str(repo))
-    answers = {"auth_strategy": OTHER, "auth_strategy__other": "Passkeys"}
+    answers: AppAnswers = {"auth_strategy": OTHER, "auth_strategy__other": "Passkeys"}
     result = app.continue_preflight(start.session_id, answers)
     assert "completed" == result.status, result.error
     assert result.artifacts is not None
@@ -327,7 +335,7 @@ def test_intention_without_keywords_completes_through_a_custom_category(repo: Pa
     """A custom category completes as Other; the core's own questions are ignored by the port."""
     app = make_app(repo, FsmLLMAdapter())
     start = app.start_preflight("Improve the checkout flow", str(repo))
-    answers = {"change_category": OTHER, "change_category__other": "Payments"}
+    answers: AppAnswers = {"change_category": OTHER, "change_category__other": "Payments"}
     first = app.continue_preflight(start.session_id, answers)
     # Preflights' core cannot derive an allowlist for Other, so it asks its own questions;
     # the adapter then sees their answers too and ignores them.
@@ -335,7 +343,10 @@ def test_intention_without_keywords_completes_through_a_custom_category(repo: Pa
         first.status,
         ids(first.questions),
     )
-    core_answers = {"allowlist_paths": "src/checkout/", "acceptance_criteria": "Checkout works"}
+    core_answers: AppAnswers = {
+        "allowlist_paths": "src/checkout/",
+        "acceptance_criteria": "Checkout works",
+    }
     result = app.continue_preflight(start.session_id, core_answers)
     assert "completed" == result.status, result.error
 
@@ -492,7 +503,7 @@ def test_an_other_text_over_the_limit_is_none_with_the_reason_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A 600-character Other text gives None, and the log says the engine refused it."""
-    answers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+    answers: PortAnswers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
     with caplog.at_level("INFO", logger="preflight_fsm.integrations.preflights"):
         patch = FsmLLMAdapter().extract_decision_patch("Add login", answers, CONFIG)
     assert patch is None
@@ -501,7 +512,7 @@ def test_an_other_text_over_the_limit_is_none_with_the_reason_logged(
 
 def test_debug_llm_writes_the_engines_structured_feedback(tmp_path: Path) -> None:
     """debug_llm=True writes the engine's feedback where Preflights writes an LLM's prompt."""
-    answers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+    answers: PortAnswers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
     FsmLLMAdapter().extract_decision_patch(
         "Add login", answers, default_v1_heuristics(), debug_llm=True, repo_path=str(tmp_path)
     )

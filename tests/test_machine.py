@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from preflight_fsm import (
     ClarificationMachine,
     DecisionPatch,
-    InvalidAnswers,
     SessionFinished,
 )
 
 OTHER = "Other (specify)"
 NO_KEYWORDS = "Improve the feedback form"
-
-
-def ids(machine: ClarificationMachine) -> list[str]:
-    return [q.id for q in machine.turn.questions]
-
-
-def refused(machine: ClarificationMachine, answers: Any) -> dict[str, Any]:
-    before = machine.snapshot()
-    with pytest.raises(InvalidAnswers) as info:
-        machine.step(answers)
-    assert before == machine.snapshot(), "a refused step must leave the session unchanged (C5)"
-    json.dumps(info.value.feedback)  # JSON-serialisable
-    return info.value.feedback
 
 
 # -- turns and questions (C2, C3) ------------------------------------------------------------------

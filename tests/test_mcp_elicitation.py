@@ -10,20 +10,21 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
-from tests.mcp_servers import call, connect_http, connect_stdio, http_server
 
+from mcp_servers import call, connect_http, connect_stdio, http_server
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.elicitation import answers_from, form_model, input_request
 
 MODES = ["auto", "legacy"]
-Reply = dict[str, Any] | str  # form content to accept, or "decline" / "cancel"
+# Form content to accept, or the action of a form not accepted.
+Reply = dict[str, Any] | Literal["decline", "cancel"]
 
 
 @pytest.fixture
@@ -42,13 +43,13 @@ class Forms:
         self.shown: list[types.ElicitRequestFormParams] = []
 
     async def __call__(
-        self, ctx: ClientRequestContext, params: types.ElicitRequestParams
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestFormParams)
         self.shown.append(params)
         reply = self.replies.pop(0)
         if isinstance(reply, str):
-            return types.ElicitResult(action=reply)  # type: ignore[arg-type]
+            return types.ElicitResult(action=reply)
         return types.ElicitResult(action="accept", content=reply)
 
 
@@ -128,7 +129,7 @@ def test_other_without_its_text_asks_a_text_field_next(
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 @pytest.mark.parametrize("mode", MODES)
 def test_a_declined_form_returns_the_questions_and_the_session_as_it_stood(
-    tmp_path: Path, errlog: TextIO, mode: str, action: str
+    tmp_path: Path, errlog: TextIO, mode: str, action: Literal["decline", "cancel"]
 ) -> None:
     forms = Forms([{"change_category": "Database"}, action])
 
@@ -241,7 +242,7 @@ def test_a_tampered_request_state_gets_an_error_result_and_changes_nothing(
     assert [1] == versions
     assert isinstance(tampered, types.CallToolResult)
     assert tampered.is_error
-    assert "invalid_request_state" == tampered.structured_content["error"]["code"]  # type: ignore[index]
+    assert "invalid_request_state" == tampered.structured_content["error"]["code"]
     assert json.loads(tampered.content[0].text) == tampered.structured_content  # type: ignore[union-attr]
 
 
@@ -273,7 +274,7 @@ def test_a_round_answered_after_the_session_moved_on_is_a_conflict(
 
     late = run(tmp_path, errlog, "auto", Forms([]), body)
     assert isinstance(late, types.CallToolResult)
-    assert "session_conflict" == late.structured_content["error"]["code"]  # type: ignore[index]
+    assert "session_conflict" == late.structured_content["error"]["code"]
 
 
 # -- the forms themselves ------------------------------------------------------------------------
@@ -283,6 +284,7 @@ def test_an_input_request_carries_the_same_form_as_elicitation_create() -> None:
     questions = ClarificationMachine("Add OAuth login").turn.questions
     request = input_request("Which?", questions)
     assert "elicitation/create" == request.method
+    assert isinstance(request.params, types.ElicitRequestFormParams)
     assert (
         form_model(questions).model_json_schema()["required"]
         == request.params.requested_schema["required"]

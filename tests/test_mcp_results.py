@@ -68,4 +68,4 @@ def test_a_session_view_validates_against_get_sessions_schema() -> None:
     machine, _ = sessions.load(state.id)
     data = tool_result(session_view(state, machine.trace)).structured_content
     jsonschema.validate(data, SessionOutcome.model_json_schema())
-    assert ["start"] == [t["trigger"] for t in data["trace"]]  # type: ignore[index]
+    assert ["start"] == [t["trigger"] for t in data["trace"]]

@@ -19,7 +19,8 @@ from typing import Any, TextIO
 import anyio
 import pytest
 from mcp import Client
-from tests.mcp_servers import (
+
+from mcp_servers import (
     PREFLIGHT_FSM,
     HttpServer,
     call,
@@ -29,7 +30,6 @@ from tests.mcp_servers import (
     redis_missing,
     throwaway_redis,
 )
-
 from preflight_fsm.mcp import DIAGRAM_URI
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
@@ -452,7 +452,7 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: 
     async def main() -> str:
         params = StdioServerParameters(command=PREFLIGHT_FSM, args=["mcp"], cwd=str(tmp_path))
         with anyio.fail_after(60):
-            async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            async with Client(stdio_client(params, errlog=errlog)) as client:
                 first = await call(
                     client, "require_clarification", user_intention="Add OAuth login"
                 )
@@ -692,3 +692,31 @@ def test_a_request_over_the_http_body_limit_is_refused_and_the_server_serves_on(
 
     run(lambda: connect_http(http.url), huge)
     assert "needs_clarification" == run(lambda: connect_http(http.url), after)["status"]
+
+
+def test_servers_sharing_a_seal_key_serve_each_others_sealed_sessions(tmp_path: Path) -> None:
+    """C11: --seal-key-file seals stored snapshots; a server without that key refuses them."""
+    store = str(tmp_path / "sessions.sqlite3")
+    keys = tmp_path / "seal.keys"
+    keys.write_text("s" * 64 + "\n")
+    other = tmp_path / "other.keys"
+    other.write_text("o" * 64 + "\n")
+
+    async def start(url: str) -> str:
+        async with connect_http(url) as client:
+            first = await call(client, "require_clarification", user_intention="Deploy the API")
+            return str(first["session_id"])
+
+    async def view(url: str, sid: str) -> dict[str, Any]:
+        async with connect_http(url) as client:
+            return await call(client, "get_session", session_id=sid)
+
+    with http_server(store, tmp_path, "sealed", "--seal-key-file", str(keys)) as server:
+        session_id = anyio.run(start, server.url)
+    with http_server(store, tmp_path, "same-key", "--seal-key-file", str(keys)) as server:
+        same = anyio.run(view, server.url, session_id)
+    with http_server(store, tmp_path, "other-key", "--seal-key-file", str(other)) as server:
+        refused = anyio.run(view, server.url, session_id)
+    assert "NeedCategory" == same["state"]
+    assert ("error", "corrupt_session") == (refused["status"], refused["error"]["code"])
+    assert "seal" in refused["error"]["message"]

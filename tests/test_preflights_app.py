@@ -87,7 +87,7 @@ def test_the_field_answer_completes_through_preflights_own_code(
 def test_a_placeholder_text_stops_without_a_decision(app: FsmPreflightsApp, repo: Path) -> None:
     """Declining ends the session as NO_DECISION, recorded in stops; the session is gone."""
     start = app.start_preflight("Add passkey login", str(repo))
-    answers = {"auth_strategy": OTHER, "auth_strategy__other": "tbd"}
+    answers: dict[str, str | list[str]] = {"auth_strategy": OTHER, "auth_strategy__other": "tbd"}
     result = app.continue_preflight(start.session_id, answers)
     again = app.continue_preflight(start.session_id, {"auth_strategy": "OAuth"})
     assert result.error is not None

@@ -46,7 +46,7 @@ def with_client(store: Path, body: Callable[[Client], Awaitable[Any]], mode: str
 
     async def main() -> Any:
         with anyio.fail_after(120):
-            async with Client(server(store), mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(server(store), mode=mode) as client:
                 return await body(client)
 
     return anyio.run(main)

@@ -151,7 +151,7 @@ def test_a_restored_machine_steps_exactly_like_the_original(
             break
         restored = ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json())
         assert machine.snapshot() == restored.snapshot()
-        outcomes = []
+        outcomes: list[Turn | dict[str, Any]] = []
         for m in (machine, restored):
             try:
                 outcomes.append(m.step(answers))

@@ -319,28 +319,27 @@ def _corrupt_redis(url: str, *command: object) -> None:
 
     client = redis.Redis.from_url(url)
     try:
-        client.execute_command(*command)
+        client.execute_command(*command)  # type: ignore[no-untyped-call]  # redis-py: unannotated
     finally:
         client.close()
 
 
-CORRUPTIONS = {
-    "sqlite": {
-        "version is text": ("UPDATE sessions SET version = 'two' WHERE id = 'bad'",),
-        "version is zero": ("UPDATE sessions SET version = 0 WHERE id = 'bad'",),
-        "snapshot is a blob": ("UPDATE sessions SET snapshot = x'ff00fe' WHERE id = 'bad'",),
-        "updated_at is text": ("UPDATE sessions SET updated_at = 'noon' WHERE id = 'bad'",),
-    },
-    "redis": {
-        "version is text": ("HSET", "preflight-fsm:session:bad", "version", "two"),
-        "snapshot is not utf-8": ("HSET", "preflight-fsm:session:bad", "snapshot", b"\xff\x00"),
-        "a field is missing": ("HDEL", "preflight-fsm:session:bad", "updated_at"),
-        "key is no hash": ("SET", "preflight-fsm:session:bad", "garbage"),
-    },
+# The SQL statement, or the Redis command, that corrupts session "bad".
+SQLITE_CORRUPTIONS: dict[str, str] = {
+    "version is text": "UPDATE sessions SET version = 'two' WHERE id = 'bad'",
+    "version is zero": "UPDATE sessions SET version = 0 WHERE id = 'bad'",
+    "snapshot is a blob": "UPDATE sessions SET snapshot = x'ff00fe' WHERE id = 'bad'",
+    "updated_at is text": "UPDATE sessions SET updated_at = 'noon' WHERE id = 'bad'",
+}
+REDIS_CORRUPTIONS: dict[str, tuple[str | bytes, ...]] = {
+    "version is text": ("HSET", "preflight-fsm:session:bad", "version", "two"),
+    "snapshot is not utf-8": ("HSET", "preflight-fsm:session:bad", "snapshot", b"\xff\x00"),
+    "a field is missing": ("HDEL", "preflight-fsm:session:bad", "updated_at"),
+    "key is no hash": ("SET", "preflight-fsm:session:bad", "garbage"),
 }
 CORRUPT_CASES = [
     pytest.param(backend, name, id=f"{backend}-{name}")
-    for backend, cases in CORRUPTIONS.items()
+    for backend, cases in (("sqlite", SQLITE_CORRUPTIONS), ("redis", REDIS_CORRUPTIONS))
     for name in cases
 ]
 
@@ -354,11 +353,10 @@ def test_a_corrupt_row_is_reported_for_that_session_only(
     every other session reads as before."""
     store.create("bad", "x")
     store.create("good", "y")
-    command = CORRUPTIONS[backend][corruption]
     if backend == "sqlite":
-        _corrupt_sqlite(location, *command)
+        _corrupt_sqlite(location, SQLITE_CORRUPTIONS[corruption])
     else:
-        _corrupt_redis(location, *command)
+        _corrupt_redis(location, *REDIS_CORRUPTIONS[corruption])
     with pytest.raises(CorruptSession) as caught:
         store.get("bad")
     assert "bad" == caught.value.session_id
@@ -565,3 +563,13 @@ def test_a_store_of_the_unreleased_first_layout_is_named_as_such(tmp_path: Path)
     db.close()
     with pytest.raises(StoreUnavailable, match="earlier, unreleased preflight-fsm"):
         SqliteStore(path)
+
+
+def test_put_with_a_flow_moves_the_session_to_it(store: SessionStore) -> None:
+    """C10: a migration writes the snapshot and the new flow together; put without keeps it."""
+    store.create("a", "x", flow="f1")
+    store.put("a", "y", 1)
+    assert "f1" == store.get("a").flow
+    moved = store.put("a", "z", 2, flow="f2")
+    assert ("f2", "f2") == (moved.flow, store.get("a").flow)
+    assert ["a"] == [e.id for e in store.entries(flow="f2") if not isinstance(e, Exception)]

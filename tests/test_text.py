@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from types import ModuleType
@@ -330,6 +332,22 @@ def test_regex_knows_every_script() -> None:
         regex.compile(rf"\p{{scx={code}}}")
 
 
+def test_ascii_text_is_checked_without_the_regex_module() -> None:
+    """D161: every rule runs on ASCII text without importing regex; non-ASCII text imports it."""
+    code = (
+        "import sys\n"
+        "from preflight_fsm.text import lookalike, match_key, normalise, refused\n"
+        "normalise('OAuth'); refused('OAuth\\x07'); match_key('OAuth'); lookalike('JWT', ['JWT'])\n"
+        "before = 'regex' in sys.modules\n"
+        "refused('\\u041eAuth')\n"
+        "print(before, 'regex' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "False True" == done.stdout.strip()
+
+
 def test_module_examples_run() -> None:
     """The examples in text.py's docstrings hold."""
     assert 0 == doctest.testmod(text).failed
@@ -348,7 +366,7 @@ ANY_TEXT = (
     st.text(
         st.one_of(
             st.characters(exclude_categories=()),
-            st.characters(exclude_categories=("C",)),
+            st.characters(exclude_categories=["C"]),
             st.sampled_from(SPECIAL),
         ),
         max_size=40,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -10,7 +9,6 @@ import pytest
 from journeys import JOURNEYS
 from preflight_fsm import (
     ClarificationMachine,
-    InvalidAnswers,
     Turn,
 )
 from preflight_fsm.session import Session
@@ -18,19 +16,6 @@ from preflight_fsm.turn import turn_of, turn_values
 
 OTHER = "Other (specify)"
 NO_KEYWORDS = "Improve the feedback form"
-
-
-def ids(machine: ClarificationMachine) -> list[str]:
-    return [q.id for q in machine.turn.questions]
-
-
-def refused(machine: ClarificationMachine, answers: Any) -> dict[str, Any]:
-    before = machine.snapshot()
-    with pytest.raises(InvalidAnswers) as info:
-        machine.step(answers)
-    assert before == machine.snapshot(), "a refused step must leave the session unchanged (C5)"
-    json.dumps(info.value.feedback)  # JSON-serialisable
-    return info.value.feedback
 
 
 # -- progress, hint, missing_info (C7) -------------------------------------------------------------

@@ -91,7 +91,12 @@ class SnapshotVersionError(InvalidSnapshot):
 
 
 class SnapshotFlowMismatch(InvalidSnapshot):
-    """The snapshot's flow is not registered; register the flow it started on (C10)."""
+    """The snapshot's flow is not registered; register the flow it started on (C10).
+
+    ``session_id`` names the stored session it was raised for, when one was (``Sessions.list``).
+    """
+
+    session_id: str | None = None
 
 
 class InvalidSeal(InvalidSnapshot):

@@ -16,6 +16,10 @@ generated ``_text_data`` module holds that data, so a session replays identicall
 interpreter's own Unicode version. Scripts (Script_Extensions) and emoji properties come from
 the ``regex`` module (D142); look-alike skeletons from TS #39's confusables.txt (D143).
 
+ASCII text takes fast paths that need neither ``regex`` nor the patterns built from the data: they
+are imported and compiled on the first non-ASCII text (:func:`_patterns`, D161), so a command
+that meets only ASCII, like most ``preflight-fsm start``, does not pay their ~10 ms.
+
 >>> normalise("Cafe\\u0301\\r\\n")
 'Café\\n'
 >>> refused("OAuth\\u202e")
@@ -35,10 +39,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-
-import regex
+from typing import TYPE_CHECKING
 
 from preflight_fsm import _text_data
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "UNICODE_VERSION",
@@ -77,25 +83,8 @@ def _class_range(first: int, last: int) -> str:
 
 # ASCII can hold only control characters among the refused ones.
 _ASCII_REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# The BMP part as one stdlib character class: ``re`` compiles a BMP-only class into a bitmap, so a
-# search costs the same whatever the number of runs (a class reaching above the BMP is scanned
-# run by run, 100x slower; so is ``regex``'s). The astral runs are looked up by bisection.
-_BMP_REFUSED = re.compile(
-    "["
-    + "".join(_class_range(a, min(b, 0xFFFF)) for a, b in _text_data.REFUSED_RUNS if a <= 0xFFFF)
-    + "]"
-)
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _ASTRAL_RUNS = tuple((max(a, 0x10000), b) for a, b in _text_data.REFUSED_RUNS if b > 0xFFFF)
 _ASTRAL_FIRSTS = tuple(a for a, _ in _ASTRAL_RUNS)
-# D141: U+200D joins emoji (UTS #51 ZWJ sequences: woman + ZWJ + laptop, rainbow flag = white
-# flag + VS16 + ZWJ + rainbow, a skin-toned person + ZWJ + laptop) when an emoji, optionally
-# skin-toned or followed by VS16 (U+FE0F), stands before it and an emoji after it. Anywhere else
-# it is an invisible joiner like any other, and refused.
-_STRAY_ZWJ = regex.compile(
-    r"(?<![\p{Extended_Pictographic}\p{Emoji_Modifier}]\ufe0f?)\u200d"
-    r"|\u200d(?!\p{Extended_Pictographic})"
-)
 
 
 def _astral_refused(cp: int) -> bool:
@@ -116,10 +105,11 @@ def refused(text: str) -> tuple[str, ...]:
             return ()
         found = set(_ASCII_REFUSED.findall(text))
     else:
-        found = set(_BMP_REFUSED.findall(text))
-        if _ASTRAL.search(text) is not None:
-            found.update(c for c in set(_ASTRAL.findall(text)) if _astral_refused(ord(c)))
-        if _ZWJ in text and _STRAY_ZWJ.search(text) is not None:
+        patterns = _patterns()
+        found = set(patterns.bmp_refused.findall(text))
+        if patterns.astral.search(text) is not None:
+            found.update(c for c in set(patterns.astral.findall(text)) if _astral_refused(ord(c)))
+        if _ZWJ in text and patterns.stray_zwj.search(text) is not None:
             found.add(_ZWJ)
     return tuple(f"U+{ord(c):04X}" for c in sorted(found))
 
@@ -183,21 +173,74 @@ def match_key(text: str) -> str:
 # accents) belong to every script (TS #39 section 5.1); characters of Common with an explicit
 # extension list (U+3001 "、": Bopomofo, Han, Hangul...) count as those scripts.
 _NEUTRAL = r"\p{scx=Zyyy}\p{scx=Zinh}"
-_SCRIPTED = regex.compile(rf"[^{_NEUTRAL}]")
-_NOT_LATIN = regex.compile(rf"[^{_NEUTRAL}\p{{scx=Latn}}]")
-_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+")
 # TS #39 "highly restrictive" (D142): one script, or one of these sets.
 _COVERS = (("Latn", "Hani", "Hira", "Kana"), ("Latn", "Hani", "Bopo"), ("Latn", "Hani", "Hang"))
 _SCRIPT_CODES = tuple(c for c in _text_data.SCRIPT_NAMES if c not in ("Zyyy", "Zinh", "Zzzz"))
 
 
+@dataclass(frozen=True, slots=True)
+class _Patterns:
+    """The patterns of the non-ASCII rules, compiled once by :func:`_patterns`."""
+
+    bmp_refused: re.Pattern[str]
+    """Any refused BMP code point."""
+    astral: re.Pattern[str]
+    """Any code point above the BMP."""
+    stray_zwj: regex.Pattern[str]
+    """A U+200D that joins no emoji (D141)."""
+    scripted: regex.Pattern[str]
+    """A character of some script (not Common nor Inherited)."""
+    not_latin: regex.Pattern[str]
+    """A character of a script other than Latin."""
+    word: regex.Pattern[str]
+    """A word: a run of letters, marks and digits."""
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    """The non-ASCII rules' patterns, compiled on the first non-ASCII text (D161).
+
+    ``regex`` and these compilations cost a process about 10 ms; ASCII text never needs them.
+    """
+    import regex  # deferred on purpose: see the docstring
+
+    return _Patterns(
+        # The BMP part as one stdlib character class: ``re`` compiles a BMP-only class into a
+        # bitmap, so a search costs the same whatever the number of runs (a class reaching above
+        # the BMP is scanned run by run, 100x slower; so is ``regex``'s). The astral runs are
+        # looked up by bisection (_ASTRAL_RUNS).
+        bmp_refused=re.compile(
+            "["
+            + "".join(
+                _class_range(a, min(b, 0xFFFF)) for a, b in _text_data.REFUSED_RUNS if a <= 0xFFFF
+            )
+            + "]"
+        ),
+        astral=re.compile("[\U00010000-\U0010ffff]"),
+        # D141: U+200D joins emoji (UTS #51 ZWJ sequences: woman + ZWJ + laptop, rainbow flag =
+        # white flag + VS16 + ZWJ + rainbow, a skin-toned person + ZWJ + laptop) when an emoji,
+        # optionally skin-toned or followed by VS16 (U+FE0F), stands before it and an emoji after
+        # it. Anywhere else it is an invisible joiner like any other, and refused.
+        stray_zwj=regex.compile(
+            r"(?<![\p{Extended_Pictographic}\p{Emoji_Modifier}]\ufe0f?)\u200d"
+            r"|\u200d(?!\p{Extended_Pictographic})"
+        ),
+        scripted=regex.compile(rf"[^{_NEUTRAL}]"),
+        not_latin=regex.compile(rf"[^{_NEUTRAL}\p{{scx=Latn}}]"),
+        word=regex.compile(r"[\p{L}\p{M}\p{N}]+"),
+    )
+
+
 @lru_cache(maxsize=512)
 def _outside(scripts: tuple[str, ...]) -> regex.Pattern[str]:
     """A pattern finding a character belonging to none of ``scripts`` (nor to every script)."""
+    import regex  # only non-ASCII text gets here (D161)
+
     return regex.compile("[^" + _NEUTRAL + "".join(rf"\p{{scx={s}}}" for s in scripts) + "]")
 
 
-_ScriptGroup = tuple[regex.Pattern[str], tuple[tuple[str, regex.Pattern[str]], ...]]
+if TYPE_CHECKING:
+    _ScriptGroup = tuple[regex.Pattern[str], tuple[tuple[str, regex.Pattern[str]], ...]]
 
 
 @lru_cache(maxsize=1)
@@ -207,6 +250,8 @@ def _script_groups() -> tuple[_ScriptGroup, ...]:
     Compiled on first use (a few ms that a session of plain ASCII text never pays). Finding a
     character's scripts tests the 14 groups, then the scripts of the groups that match.
     """
+    import regex  # only non-ASCII text gets here (D161)
+
     return tuple(
         (
             regex.compile("[" + "".join(rf"\p{{scx={s}}}" for s in group) + "]"),
@@ -232,7 +277,7 @@ def _scripts_of(char: str) -> tuple[str, ...]:
 
 def _highly_restrictive(text: str) -> bool:
     """True when ``text``'s scripts are one, or within a TS #39 highly restrictive set."""
-    first = _SCRIPTED.search(text)
+    first = _patterns().scripted.search(text)
     if first is None:
         return True
     for script in _scripts_of(first.group()):
@@ -334,7 +379,7 @@ def _resembled(texts: Iterable[str], options: _Options) -> str | None:
 
 
 def _script_names(word: str) -> tuple[str, ...]:
-    codes = {s for c in set(_SCRIPTED.findall(word)) for s in _scripts_of(c)}
+    codes = {s for c in set(_patterns().scripted.findall(word)) for s in _scripts_of(c)}
     return tuple(sorted(_text_data.SCRIPT_NAMES[c] for c in codes))
 
 
@@ -349,13 +394,13 @@ def lookalike(text: str, options: Iterable[str] = ()) -> Lookalike | None:
     if text.isascii():
         return None
     choices = _prepared(options if isinstance(options, tuple) else tuple(options))
-    if _NOT_LATIN.search(text) is not None and not _highly_restrictive(text):
+    if _patterns().not_latin.search(text) is not None and not _highly_restrictive(text):
         # Words lie within white-space-separated tokens: a token that passes has no word that
         # fails, so only failing tokens are split into words (most pass, in mixed-language text).
         for token in text.split():
             if token.isascii() or _highly_restrictive(token):
                 continue
-            for word in _WORD.findall(token):
+            for word in _patterns().word.findall(token):
                 if not word.isascii() and not _highly_restrictive(word):
                     resembled = _resembled((text, word), choices)
                     return Lookalike(word, _script_names(word), True, resembled)

@@ -185,6 +185,16 @@ def chat(
         str | None,
         typer.Option("--store", metavar="URL_OR_PATH", help="The store of --session."),
     ] = None,
+    seal_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--seal-key-file",
+            metavar="FILE",
+            envvar="PREFLIGHT_FSM_SEAL_KEY_FILE",
+            help="With --session: the seal keys of the store's snapshots (C11).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run one clarification session on standard input and output (help: ``_HELP``)."""
     from preflight_fsm.cli.report import usage_error
@@ -200,7 +210,7 @@ def chat(
     else:  # --session: a stored session, saved after every step (cli/sessions.py)
         from preflight_fsm.cli.sessions import stored_machine
 
-        machine = stored_machine(str(session), store, flow)
+        machine = stored_machine(str(session), store, flow, seal_key_file)
     stdin = sys.stdin
     interactive = stdin is not None and stdin.isatty() and sys.stdout.isatty()
     reconfigure = getattr(stdin, "reconfigure", None)

@@ -10,6 +10,8 @@ from typing import Annotated, cast
 import typer
 
 from preflight_fsm.cli import app
+from preflight_fsm.cli.report import CommandFailed, reported, usage_error
+from preflight_fsm.cli.stores import SealKeyFileOption, open_sessions
 from preflight_fsm.diagrams import (
     BINARY_FORMATS,
     Format,
@@ -21,8 +23,7 @@ from preflight_fsm.diagrams import (
     session_graph,
 )
 from preflight_fsm.errors import PreflightFsmError
-from preflight_fsm.flow import Flow, default_flow, load_flow
-from preflight_fsm.store import Sessions, open_store
+from preflight_fsm.flow import Flow, default_flow, load_flow, load_registry
 
 
 class DiagramFormat(StrEnum):
@@ -40,28 +41,36 @@ class DiagramFormat(StrEnum):
 LIST_FORMATS = frozenset({"text", "markdown"})
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=1)
+def _fail(message: str) -> CommandFailed:
+    """A diagram that cannot be drawn or written (exit 1), reported as every command reports."""
+    return CommandFailed("diagram_failed", message, 1)
 
 
-def _usage(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
+def _usage(message: str) -> CommandFailed:
+    return usage_error(message)
 
 
-def _diff_side(spec: Path) -> Flow:
-    """One side of ``--diff``: a flow TOML file. (Registered flow versions, C10, resolve here.)"""
-    return load_flow(spec)
+def _diff_side(spec: Path, flow_file: Path | None) -> Flow:
+    """One side of ``--diff``: a flow TOML file, or with ``--flow FILE`` one of its registered
+    versions (C10) by fingerprint, or ``current``."""
+    if spec.exists() or flow_file is None:
+        return load_flow(spec)
+    registry = load_registry(flow_file)
+    found = registry.current if str(spec) == "current" else registry.get(str(spec))
+    if found is None:
+        raise _usage(
+            f"{spec} is neither a flow file nor a version registered beside {flow_file} "
+            f"({registry.describe()})"
+        )
+    return found
 
 
-def _stored_path(session_id: str, store: str | None, flow: Flow | None) -> Graph:
+def _stored_path(
+    session_id: str, store: str | None, flow_file: Path | None, seal_key_file: Path | None
+) -> Graph:
     """The path of a stored session, read without changing it (as ``preflight-fsm show``)."""
-    opened = open_store(store)
-    try:
-        machine, _record = Sessions(opened, flow=flow).load(session_id)
-    finally:
-        opened.close()
+    with open_sessions(store, flow_file, seal_key_file=seal_key_file) as (sessions, _):
+        machine, _record = sessions.load(session_id)
     return session_graph(machine)
 
 
@@ -112,10 +121,12 @@ def diagram(
         tuple[Path, Path] | None,
         typer.Option(
             "--diff",
-            metavar="OLD.toml NEW.toml",
-            help="Draw what changes from one flow file to the other (text or markdown: the list).",
+            metavar="OLD NEW",
+            help="Draw what changes from one flow to the other (text or markdown: the list): "
+            "two flow files, or with --flow FILE two of its versions by fingerprint or `current`.",
         ),
     ] = None,
+    seal_key_file: SealKeyFileOption = None,
 ) -> None:
     """Write a diagram generated from the engine's table: the flow, a session's path, or a diff."""
     chosen = [
@@ -127,36 +138,14 @@ def diagram(
         raise _usage(f"{' and '.join(chosen)} draw different pictures: pass one of them")
     if store is not None and session is None:
         raise _usage("--store says where --session is stored: pass --session ID with it")
-    if diff is not None and flow_file is not None:
-        raise _usage("--diff draws its two flow files: leave out --flow")
     fmt_name = fmt.value
     if fmt_name in LIST_FORMATS and diff is None:
         raise _usage(f"--format {fmt_name} lists a flow change: pass --diff OLD.toml NEW.toml")
     if out is None and fmt_name in BINARY_FORMATS:
-        raise _fail(f"{fmt_name} is binary: pass --out FILE.{fmt_name}")
+        raise _usage(f"{fmt_name} is binary: pass --out FILE.{fmt_name}")
     try:
-        flow = load_flow(flow_file) if flow_file is not None else None
-        if diff is not None:
-            old, new = (_diff_side(side) for side in diff)
-            if fmt_name in LIST_FORMATS:
-                changes = flow_diff(old, new)
-                text = changes.to_markdown() if fmt_name == "markdown" else changes.to_text()
-                content = text.encode()
-            else:
-                content = render(diff_graph(old, new), cast(Format, fmt_name))
-        else:
-            if session is not None:
-                graph = _stored_path(session, store, flow)
-            elif snapshot is not None:
-                try:
-                    data = snapshot.read_bytes()
-                except OSError as exc:
-                    raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
-                graph = session_graph(data, flow or default_flow())
-            else:
-                graph = flow_graph(flow)
-            content = render(graph, cast(Format, fmt_name))
-    except PreflightFsmError as exc:
+        content = _drawn(fmt_name, flow_file, session, store, snapshot, diff, seal_key_file)
+    except PreflightFsmError as exc:  # what no exit code of its own names: a diagram failure
         raise _fail(str(exc)) from None
     if out is None:
         sys.stdout.write(content.decode())
@@ -165,3 +154,35 @@ def diagram(
         out.write_bytes(content)
     except OSError as exc:
         raise _fail(f"cannot write {out}: {exc.strerror}") from None
+
+
+def _drawn(
+    fmt_name: str,
+    flow_file: Path | None,
+    session: str | None,
+    store: str | None,
+    snapshot: Path | None,
+    diff: tuple[Path, Path] | None,
+    seal_key_file: Path | None,
+) -> bytes:
+    """The picture (or a diff's list) the options ask for, as bytes."""
+    with reported(store if session is not None else None):
+        if diff is not None:
+            old, new = (_diff_side(side, flow_file) for side in diff)
+            if fmt_name in LIST_FORMATS:
+                changes = flow_diff(old, new)
+                text = changes.to_markdown() if fmt_name == "markdown" else changes.to_text()
+                return text.encode()
+            return render(diff_graph(old, new), cast(Format, fmt_name))
+        flow = load_flow(flow_file) if flow_file is not None else None
+        if session is not None:
+            graph = _stored_path(session, store, flow_file, seal_key_file)
+        elif snapshot is not None:
+            try:
+                data = snapshot.read_bytes()
+            except OSError as exc:
+                raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
+            graph = session_graph(data, flow or default_flow())
+        else:
+            graph = flow_graph(flow)
+        return render(graph, cast(Format, fmt_name))

@@ -14,14 +14,16 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from preflight_fsm import Flow, load_flow
 from preflight_fsm.cli import app
-from preflight_fsm.cli.sessions import (
+from preflight_fsm.cli.sessions import _reported
+from preflight_fsm.cli.stores import (
     ExpireOption,
     FlowOption,
+    SealKeyFileOption,
     StoreOption,
-    _reported,
+    _seal_keys,
 )
+from preflight_fsm.flow import load_registry
 from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
 PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights_mcp"
@@ -71,6 +73,7 @@ def mcp_command(
     store: StoreOption = None,
     flow: FlowOption = None,
     expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
+    seal_key_file: SealKeyFileOption = None,
     preflights: Annotated[
         bool,
         typer.Option(
@@ -103,11 +106,15 @@ def mcp_command(
             serve(server, chosen, host, port)
         return
     with _reported(as_json=False):
-        loaded: Flow | None = load_flow(flow) if flow is not None else None
+        loaded = load_registry(flow) if flow is not None else None
+        keys = _seal_keys(seal_key_file)
         opened = open_store(store, expire_after=expire_after)
     try:
-        sessions = Sessions(opened, flow=loaded)
+        # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
+        # servers sharing a store and keys serve each other's sessions and rounds.
+        sessions = Sessions(opened, flow=loaded, keys=keys)
+        server = build_server(sessions, request_state_keys=keys.keys if keys else ())
         with contextlib.suppress(KeyboardInterrupt):
-            serve(build_server(sessions), chosen, host, port)
+            serve(server, chosen, host, port)
     finally:
         opened.close()

@@ -35,7 +35,13 @@ from preflight_fsm.cli.report import (
     reported,
     usage_error,
 )
-from preflight_fsm.cli.stores import ExpireOption, FlowOption, StoreOption, open_sessions
+from preflight_fsm.cli.stores import (
+    ExpireOption,
+    FlowOption,
+    SealKeyFileOption,
+    StoreOption,
+    open_sessions,
+)
 
 if TYPE_CHECKING:
     from preflight_fsm.errors import CorruptSession
@@ -195,10 +201,14 @@ def start(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
+    seal_key_file: SealKeyFileOption = None,
     expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
 ) -> None:
     """Start a stored session; print its id and first turn."""
-    with open_sessions(store, flow, create=True, warn=True) as (sessions, _):
+    with open_sessions(store, flow, create=True, warn=True, seal_key_file=seal_key_file) as (
+        sessions,
+        _,
+    ):
         state = sessions.start(intention, expire_after=expire_after)
     _print_state(state, as_json, sessions.flow)
 
@@ -230,6 +240,7 @@ def answer(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
+    seal_key_file: SealKeyFileOption = None,
 ) -> None:
     """Answer the session's current turn; print the next turn or the outcome."""
     pairs = pairs or []
@@ -254,7 +265,7 @@ def answer(
     from preflight_fsm.cli.replies import RefusedReply, answers_from_pairs
     from preflight_fsm.errors import InvalidAnswers
 
-    with open_sessions(store, flow, warn=True) as (sessions, shown):
+    with open_sessions(store, flow, warn=True, seal_key_file=seal_key_file) as (sessions, shown):
         machine, record = sessions.load(session_id)
         if given is None:
             try:
@@ -293,11 +304,12 @@ def show(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
+    seal_key_file: SealKeyFileOption = None,
 ) -> None:
     """Print where a stored session stands, without changing it."""
     if snapshot is not None and str(snapshot) == "-" and as_json:
         raise usage_error("--snapshot - writes the snapshot to standard output: leave out --json")
-    with open_sessions(store, flow) as (sessions, _):
+    with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, _):
         machine, record = sessions.load(session_id)
         state = sessions.state_of(record, machine)
         snapshot_json = sessions.snapshot_json(record)
@@ -317,45 +329,141 @@ def list_sessions(
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
+    seal_key_file: SealKeyFileOption = None,
+    on_flow: Annotated[
+        str | None,
+        typer.Option(
+            "--on-flow",
+            metavar="FINGERPRINT",
+            help="Only the sessions running on this flow version (see the FLOW column).",
+        ),
+    ] = None,
 ) -> None:
-    """List the stored sessions, most recently changed first (corrupt ones flagged, expired
-    ones left out; nothing is removed)."""
-    from preflight_fsm.errors import CorruptSession
+    """List the stored sessions, most recently changed first, with the flow version each runs on
+    (corrupt ones flagged, expired ones left out; nothing is removed)."""
+    from preflight_fsm.errors import CorruptSession, SnapshotFlowMismatch
+    from preflight_fsm.store import SessionState
 
-    with open_sessions(store, flow) as (sessions, shown):
+    with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, shown):
         found = sessions.list()
+        registry = sessions.flows
     now = time.time()
 
-    def changed(entry: SessionState | CorruptSession) -> float:
-        return -entry.updated_at if not isinstance(entry, CorruptSession) else float("inf")
+    def flow_of(entry: SessionState | CorruptSession | SnapshotFlowMismatch) -> str:
+        return entry.flow if isinstance(entry, SessionState) else ""
 
+    def changed(entry: SessionState | CorruptSession | SnapshotFlowMismatch) -> float:
+        return -entry.updated_at if isinstance(entry, SessionState) else float("inf")
+
+    if on_flow is not None:
+        found = [e for e in found if isinstance(e, SessionState) and e.flow == on_flow]
     found.sort(key=changed)
+
+    def flow_label(fingerprint: str) -> str:
+        registered = registry.get(fingerprint) if fingerprint else None
+        if registered is None:
+            return fingerprint or "-"
+        current = " (current)" if registered is registry.current else ""
+        return f"{registered.name}@{fingerprint}{current}"
+
     if as_json:
-        entries = [
-            {"session_id": s.session_id, "corrupt": True, "problem": s.problem}
-            if isinstance(s, CorruptSession)
-            else {**s.to_json(), "corrupt": False}
-            for s in found
-        ]
+        entries = []
+        for s in found:
+            if isinstance(s, CorruptSession):
+                entries.append({"session_id": s.session_id, "corrupt": True, "problem": s.problem})
+            elif isinstance(s, SnapshotFlowMismatch):
+                entries.append(
+                    {
+                        "session_id": s.session_id,
+                        "corrupt": False,
+                        "unregistered_flow": True,
+                        "problem": s.problem,
+                    }
+                )
+            else:
+                entries.append({**s.to_json(), "corrupt": False, "flow": flow_label(s.flow)})
         typer.echo(json.dumps({"store": shown, "sessions": entries}, ensure_ascii=False))
         return
     if not found:
         typer.echo(f"no sessions in {shown}")
         return
-    rows = [("SESSION", "STATE", "TURN", "CHANGED", "INTENTION")]
+    rows = [("SESSION", "STATE", "TURN", "CHANGED", "FLOW", "INTENTION")]
     for s in found:
         if isinstance(s, CorruptSession):
-            rows.append((str(s.session_id), "CORRUPT", "-", "-", s.problem))
+            rows.append((str(s.session_id), "CORRUPT", "-", "-", "-", s.problem))
+        elif isinstance(s, SnapshotFlowMismatch):
+            sid = str(s.session_id or "-")
+            rows.append((sid, "UNREGISTERED", "-", "-", "?", s.problem))
         else:
             intention = " ".join(s.intention.split())
             intention = intention if len(intention) <= 50 else intention[:49] + "…"
             rows.append(
-                (s.id, s.turn.state, str(s.turn.number), _age(now - s.updated_at), intention)
+                (
+                    s.id,
+                    s.turn.state,
+                    str(s.turn.number),
+                    _age(now - s.updated_at),
+                    flow_label(flow_of(s)),
+                    intention,
+                )
             )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     for row in rows:
-        padded = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
-        typer.echo("  ".join([*padded, row[4]]))
+        padded = [cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)]
+        typer.echo("  ".join([*padded, row[5]]))
+
+
+@app.command(epilog=_EXIT_HELP)
+def migrate(
+    store: StoreOption = None,
+    flow: FlowOption = None,
+    seal_key_file: SealKeyFileOption = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Migrate sessions whose outcome would differ on the current flow too.",
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Move every stored session to the current flow by replaying its answers there (C10).
+
+    A session whose answers would lead elsewhere on the new flow stays on its own flow (it keeps
+    running there as long as that version is registered) unless --force; the report says where
+    each one diverges.
+    """
+    with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, shown):
+        moved = sessions.migrate(force=force)
+        current = sessions.flows.current
+    done = sum(1 for m in moved if m.migrated)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "store": shown,
+                    "flow": f"{current.name}@{current.fingerprint}",
+                    "migrated": done,
+                    "stayed": len(moved) - done,
+                    "sessions": [m.to_json() for m in moved],
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    target = f"{current.name}@{current.fingerprint}"
+    if not moved:
+        typer.echo(f"every session in {shown} already runs on {target}")
+        return
+    for m in moved:
+        if m.problem is not None:
+            typer.echo(f"{m.session_id}: stays ({m.problem})")
+        elif m.migrated:
+            note = f"; forced: {m.divergence}" if m.divergence is not None else ""
+            typer.echo(f"{m.session_id}: migrated from {m.from_flow}{note}")
+        else:
+            typer.echo(f"{m.session_id}: stays on {m.from_flow}: {m.divergence}")
+    typer.echo(f"{done} migrated to {target}, {len(moved) - done} stayed")
 
 
 @app.command(epilog=_EXIT_HELP)
@@ -378,7 +486,10 @@ def delete(
 
 
 def stored_machine(
-    session_id: str, store: str | None = None, flow: Path | None = None
+    session_id: str,
+    store: str | None = None,
+    flow: Path | None = None,
+    seal_key_file: Path | None = None,
 ) -> ClarificationMachine:
     """The stored session as a machine that saves each step, for ``run_chat`` to drive.
 
@@ -400,7 +511,7 @@ def stored_machine(
             version[0] = saved.version
             return turn
 
-    opened = open_sessions(store, flow)
+    opened = open_sessions(store, flow, seal_key_file=seal_key_file)
     sessions, shown = opened.__enter__()
     try:
         with reported(shown):
@@ -410,7 +521,7 @@ def stored_machine(
                     f"session {session_id!r} already ended in {loaded.state}; "
                     "`preflight-fsm show` prints its outcome"
                 )
-            machine = StoredMachine.from_snapshot(loaded.snapshot(), flow=sessions.flow)
+            machine = StoredMachine.from_snapshot(loaded.snapshot(), flow=sessions.flows)
     except BaseException:
         opened.__exit__(None, None, None)
         raise

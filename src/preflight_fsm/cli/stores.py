@@ -18,9 +18,10 @@ import typer
 from preflight_fsm.cli.report import check_text, reported, usage_error
 
 if TYPE_CHECKING:
+    from preflight_fsm.snapshot import SealKeys
     from preflight_fsm.store import Sessions
 
-__all__ = ["ExpireOption", "FlowOption", "StoreOption", "open_sessions"]
+__all__ = ["ExpireOption", "FlowOption", "SealKeyFileOption", "StoreOption", "open_sessions"]
 
 StoreOption = Annotated[
     str | None,
@@ -55,21 +56,44 @@ ExpireOption = Annotated[
 ]
 """For commands that start sessions (``start``, servers); the session keeps it (D64)."""
 
+SealKeyFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--seal-key-file",
+        metavar="FILE",
+        envvar="PREFLIGHT_FSM_SEAL_KEY_FILE",
+        help="Seal snapshots with the first key in FILE (one per line) and accept only "
+        "snapshots sealed with one of them (C11). Else $PREFLIGHT_FSM_SEAL_KEYS, comma-separated.",
+        show_default=False,
+    ),
+]
+
 FlowOption = Annotated[
     Path | None,
-    typer.Option("--flow", metavar="FLOW.toml", help="The flow file the sessions run on."),
+    typer.Option(
+        "--flow",
+        metavar="FLOW.toml",
+        help="The flow file new sessions start on; earlier versions kept in "
+        "FLOW.versions/*.toml still run the sessions that started on them (C10).",
+    ),
 ]
 
 
 @contextmanager
 def open_sessions(
-    store: str | None, flow: Path | None, *, create: bool = False, warn: bool = False
+    store: str | None,
+    flow: Path | None,
+    *,
+    create: bool = False,
+    warn: bool = False,
+    seal_key_file: Path | None = None,
 ) -> Iterator[tuple[Sessions, str]]:
     """The Sessions service on the chosen store and flow, with the store's location as it may be
     printed; closed afterwards. Errors end the command (``cli/report.py``), naming the store.
 
     ``create`` lets a missing SQLite store be created (``start`` only); ``warn`` prints on
     standard error why the store would lose sessions, if it would (a Redis without persistence).
+    Seal keys come from ``seal_key_file``, else the environment (C11, ``SealKeys``).
     """
     from preflight_fsm.store import STORE_ENV, Sessions, open_store, resolve_location
     from preflight_fsm.store.location import shown_location
@@ -83,11 +107,12 @@ def open_sessions(
         )
     check_text(location, "--store" if store else STORE_ENV)
     with reported(shown):
-        loaded = None
+        registry = None
         if flow is not None:
-            from preflight_fsm.flow import load_flow
+            from preflight_fsm.flow import load_registry
 
-            loaded = load_flow(flow)
+            registry = load_registry(flow)
+        keys = _seal_keys(seal_key_file)
         opened = open_store(location, create=create)
     try:
         if getattr(opened, "exists", True) is False:
@@ -97,6 +122,22 @@ def open_sessions(
             if why:
                 typer.echo(f"preflight-fsm: warning: {why}", err=True)
         with reported(shown):
-            yield Sessions(opened, flow=loaded), shown
+            yield Sessions(opened, flow=registry, keys=keys), shown
     finally:
         opened.close()
+
+
+def _seal_keys(key_file: Path | None) -> SealKeys | None:
+    """The seal keys from ``key_file`` or the environment; a bad key is a usage error."""
+    import os
+
+    from preflight_fsm.snapshot import SEAL_KEY_FILE_ENV, SEAL_KEYS_ENV, SealKeys
+
+    if key_file is None and not (
+        os.environ.get(SEAL_KEYS_ENV) or os.environ.get(SEAL_KEY_FILE_ENV)
+    ):
+        return None
+    try:
+        return SealKeys.from_environment(key_file)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None

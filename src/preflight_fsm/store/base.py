@@ -113,8 +113,13 @@ class SessionStore(ABC):
         """
 
     @abstractmethod
-    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+    def put(
+        self, session_id: str, snapshot: str, expected_version: int, *, flow: str | None = None
+    ) -> StoredSession:
         """Replace the snapshot if the stored version is ``expected_version``; the new version.
+
+        ``flow`` (a fingerprint) moves the session to another flow (C10: a migration); None keeps
+        the one it has.
 
         SessionConflict (nothing written) if another write came first; SessionNotFound,
         SessionExpired (and removed), or CorruptSession if the stored version or times are

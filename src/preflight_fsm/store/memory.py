@@ -49,15 +49,22 @@ class MemoryStore(SessionStore):
             self._sessions[session_id] = record
             return record
 
-    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+    def put(
+        self, session_id: str, snapshot: str, expected_version: int, *, flow: str | None = None
+    ) -> StoredSession:
         self.checked_id(session_id)
         self.checked_snapshot(snapshot)
+        moved = None if flow is None else self.checked_flow(flow)
         with self._lock:
             current = self._live(session_id)
             if current.version != expected_version:
                 raise SessionConflict(session_id, expected_version, current.version)
             record = dataclasses.replace(
-                current, version=current.version + 1, snapshot=snapshot, updated_at=self.clock()
+                current,
+                version=current.version + 1,
+                snapshot=snapshot,
+                updated_at=self.clock(),
+                flow=current.flow if moved is None else moved,
             )
             self._sessions[session_id] = record
             return record

@@ -70,9 +70,12 @@ if tonumber(ARGV[3]) - updated >= limit then
   return {'expired', row[4]}
 end
 if row[1] ~= ARGV[1] then return {'conflict', row[1]} end
-redis.call('HSET', KEYS[1], 'version', ARGV[4], 'snapshot', ARGV[2], 'updated_at', ARGV[3])
+local flow = row[5]
+if ARGV[5] ~= '' then flow = ARGV[5] end
+redis.call('HSET', KEYS[1], 'version', ARGV[4], 'snapshot', ARGV[2], 'updated_at', ARGV[3],
+           'flow', flow)
 redis.call('PEXPIRE', KEYS[1], math.ceil(limit * 2000))
-return {'ok', row[3], row[4], row[5]}
+return {'ok', row[3], row[4], flow}
 """
 
 # Remove an expired session only if no write came first (its version is still the one read).
@@ -162,13 +165,16 @@ class RedisStore(SessionStore):
             raise SessionConflict(session_id, None, None)
         return StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
 
-    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+    def put(
+        self, session_id: str, snapshot: str, expected_version: int, *, flow: str | None = None
+    ) -> StoredSession:
         key = self._key(self.checked_id(session_id))
         self.checked_snapshot(snapshot)
+        moved = "" if flow is None else self.checked_flow(flow)
         now = self.clock()
         with self._guard(session_id):
             # The script compares the version as text: an int's str() is canonical.
-            args = [str(expected_version), snapshot, repr(now), str(expected_version + 1)]
+            args = [str(expected_version), snapshot, repr(now), str(expected_version + 1), moved]
             status, detail, *rest = _decode(self._put(keys=[key], args=args))
         if status == "missing":
             raise SessionNotFound(session_id)

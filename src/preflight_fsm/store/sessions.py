@@ -14,6 +14,7 @@ second live session.
 
 from __future__ import annotations
 
+import builtins
 import json
 import uuid
 from collections.abc import Callable, Mapping
@@ -27,12 +28,20 @@ from preflight_fsm.errors import (
     SessionNotFound,
     SnapshotFlowMismatch,
 )
-from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm.flow import Flow, FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm.snapshot import Divergence, SealKeys
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
 
-__all__ = ["SessionState", "Sessions", "new_session_id", "open_envelope", "seal_envelope"]
+__all__ = [
+    "Moved",
+    "SessionState",
+    "Sessions",
+    "new_session_id",
+    "open_envelope",
+    "seal_envelope",
+]
 
 
 def new_session_id() -> str:
@@ -94,23 +103,59 @@ class SessionState:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """What a migration did to one stored session (C10)."""
+
+    session_id: str
+    from_flow: str
+    migrated: bool
+    divergence: Divergence | None = None
+    problem: str | None = None  # the session could not be read or written
+
+    def to_json(self) -> dict[str, Any]:
+        """As ``migrate --json`` prints it."""
+        d = self.divergence
+        return {
+            "session_id": self.session_id,
+            "from_flow": self.from_flow,
+            "migrated": self.migrated,
+            "divergence": None
+            if d is None
+            else {"step": d.step, "field": d.field, "before": d.before, "after": d.after},
+            "problem": self.problem,
+        }
+
+
 class Sessions:
     """Clarification sessions kept in ``store``; ``new_id`` makes the ids (injectable for tests).
 
-    ``flow`` is the flow new sessions start on and stored ones are restored with (the default
-    flow when None); a stored session of another flow is refused with SnapshotFlowMismatch.
+    ``flow`` is the flow new sessions start on, or a FlowRegistry whose current flow they start
+    on and whose earlier flows stored sessions may still run on (C10); the default flow when
+    None. A stored session of an unregistered flow is refused with SnapshotFlowMismatch. With
+    ``keys`` (C11), snapshots are written sealed and read only when sealed under one of them.
     """
 
     def __init__(
         self,
         store: SessionStore,
         *,
-        flow: Flow | None = None,
+        flow: Flow | FlowRegistry | None = None,
+        keys: SealKeys | None = None,
         new_id: Callable[[], str] = new_session_id,
     ) -> None:
         self.store = store
-        self.flow = flow
+        if flow is None:
+            self.flows = default_registry()
+        else:
+            self.flows = flow if isinstance(flow, FlowRegistry) else FlowRegistry(flow)
+        self.keys = keys
         self.new_id = new_id
+
+    @property
+    def flow(self) -> Flow:
+        """The flow new sessions start on (the registry's current one)."""
+        return self.flows.current
 
     def start(self, intention: str, *, expire_after: float | None = None) -> SessionState:
         """Start a session and store it at version 1, with its own expiry (else the store's
@@ -126,7 +171,7 @@ class Sessions:
         session_id = self.new_id()
         return self.store.create(
             session_id,
-            seal_envelope(session_id, _dump(machine)),
+            seal_envelope(session_id, self._dump(machine)),
             expire_after=expire_after,
             flow=machine.flow.fingerprint,
         )
@@ -147,21 +192,20 @@ class Sessions:
         machine, record = self.load(session_id)
         return self.state_of(record, machine)
 
-    def list(self) -> list[SessionState | CorruptSession]:
-        """Every live session, sorted by id; a corrupt one as its CorruptSession, not raised.
-
-        Writes nothing: expired sessions are left out, not removed.
+    def list(self) -> list[SessionState | CorruptSession | SnapshotFlowMismatch]:
+        """Every live session, sorted by id; one that cannot be restored as its error, not raised:
+        CorruptSession, or SnapshotFlowMismatch (with ``.session_id``) for one whose flow is not
+        registered (C10: that is no corruption). Writes nothing: expired sessions are left out.
         """
-        found: list[SessionState | CorruptSession] = []
+        found: list[SessionState | CorruptSession | SnapshotFlowMismatch] = []
         for session_id in self.store.list():
             try:
                 found.append(self.show(session_id))
-            except (CorruptSession, SnapshotFlowMismatch) as exc:
-                found.append(
-                    exc
-                    if isinstance(exc, CorruptSession)
-                    else CorruptSession(session_id, f"it runs on another flow: {exc.problem}")
-                )
+            except SnapshotFlowMismatch as exc:
+                exc.session_id = session_id
+                found.append(exc)
+            except CorruptSession as exc:
+                found.append(exc)
             except (SessionNotFound, SessionExpired):
                 continue  # deleted or expired since it was listed
         return found
@@ -182,8 +226,36 @@ class Sessions:
     ) -> StoredSession:
         """Write ``machine``'s snapshot if the stored version is still ``expected_version``."""
         return self.store.put(
-            session_id, seal_envelope(session_id, _dump(machine)), expected_version
+            session_id, seal_envelope(session_id, self._dump(machine)), expected_version
         )
+
+    def migrate(self, target: Flow | None = None, *, force: bool = False) -> builtins.list[Moved]:
+        """Move every stored session that runs on another flow than ``target`` (the current flow
+        by default) by replaying its inputs there (C10). A session whose outcome would differ
+        stays where it is unless ``force``; one ``target`` refuses always stays. Reads only the
+        sessions that need it: the store keeps each session's flow."""
+        flow = target or self.flows.current
+        moved: builtins.list[Moved] = []
+        for entry in self.store.entries():
+            if isinstance(entry, CorruptSession) or entry.flow == flow.fingerprint:
+                continue
+            try:
+                machine, record = self.load(entry.id)
+                result = machine.migrate(flow, force=force)
+                if result.machine is not None:
+                    self.store.put(
+                        entry.id,
+                        seal_envelope(entry.id, self._dump(result.machine)),
+                        record.version,
+                        flow=flow.fingerprint,
+                    )
+                moved.append(Moved(entry.id, entry.flow, result.migrated, result.divergence))
+            except (CorruptSession, SnapshotFlowMismatch, SessionNotFound, SessionExpired) as exc:
+                moved.append(Moved(entry.id, entry.flow, False, problem=str(exc)))
+        return moved
+
+    def _dump(self, machine: ClarificationMachine) -> str:
+        return machine.snapshot(seal=self.keys).model_dump_json()
 
     def snapshot_json(self, record: StoredSession) -> str:
         """The snapshot JSON a stored session holds, out of its envelope (CorruptSession)."""
@@ -193,16 +265,18 @@ class Sessions:
         """The machine a stored snapshot holds; CorruptSession if it is refused (C9), and
         SnapshotFlowMismatch if the session runs on another flow than this service's."""
         snapshot = self.snapshot_json(record)
-        flow = self.flow or default_flow()
-        if record.flow and record.flow != flow.fingerprint:
+        if record.flow and self.flows.get(record.flow) is None:
             raise SnapshotFlowMismatch(
                 "flow_fingerprint",
-                f"session {record.id!r} runs on the flow with fingerprint {record.flow}, not "
-                f"{flow.fingerprint} ({flow.name}); give the flow file it started on",
+                f"session {record.id!r} runs on the flow with fingerprint {record.flow}, which is "
+                f"not registered (registered: {self.flows.describe()}); keep the flow file it "
+                "started on in <flow>.versions/ beside the current one",
             )
         try:
             # Every snapshot this package writes carries a digest: a row without was rewritten.
-            return ClarificationMachine.from_snapshot(snapshot, self.flow, require_digest=True)
+            return ClarificationMachine.from_snapshot(
+                snapshot, self.flows, require_digest=True, keys=self.keys
+            )
         except SnapshotFlowMismatch:
             raise
         except InvalidSnapshot as exc:
@@ -223,7 +297,3 @@ class Sessions:
             expires_at=record.expires_at,
             flow=record.flow,
         )
-
-
-def _dump(machine: ClarificationMachine) -> str:
-    return machine.snapshot().model_dump_json()

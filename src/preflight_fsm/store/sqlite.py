@@ -287,9 +287,12 @@ class SqliteStore(SessionStore):
                 raise SessionConflict(session_id, None, None) from None
             return StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
 
-    def put(self, session_id: str, snapshot: str, expected_version: int) -> StoredSession:
+    def put(
+        self, session_id: str, snapshot: str, expected_version: int, *, flow: str | None = None
+    ) -> StoredSession:
         self.checked_id(session_id)
         self.checked_snapshot(snapshot)
+        moved = None if flow is None else self.checked_flow(flow)
         if self._db is None:
             raise SessionNotFound(session_id)
         with self._guard():
@@ -315,9 +318,9 @@ class SqliteStore(SessionStore):
                     raise SessionConflict(session_id, expected_version, current.version)
                 else:
                     cursor = db.execute(
-                        "UPDATE sessions SET version = ?, snapshot = ?, updated_at = ? "
-                        "WHERE id = ? AND version = ?",
-                        (expected_version + 1, snapshot, now, session_id, expected_version),
+                        "UPDATE sessions SET version = ?, snapshot = ?, updated_at = ?, "
+                        "flow = COALESCE(?, flow) WHERE id = ? AND version = ?",
+                        (expected_version + 1, snapshot, now, moved, session_id, expected_version),
                     )
                     if cursor.rowcount != 1:  # cannot happen under the write lock; never guess
                         raise SessionConflict(session_id, expected_version, None)
@@ -330,7 +333,7 @@ class SqliteStore(SessionStore):
                 current.created_at,
                 now,
                 current.expire_after,
-                current.flow,
+                current.flow if moved is None else moved,
             )
 
     def delete(self, session_id: str) -> None:

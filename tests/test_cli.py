@@ -1,0 +1,144 @@
+"""The command line's entry (``cli/__init__.py``): each command imports only what it uses.
+
+Issue 14's latency targets rest on it (``make bench``, group ``cli``; D160-D162): the installed
+``preflight-fsm`` runs in a fresh interpreter under ``-X importtime``, which names every module
+the command imported. Timings are benchmark figures, never asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _command() -> str:
+    beside = Path(sys.executable).parent / "preflight-fsm"
+    found = str(beside) if beside.exists() else shutil.which("preflight-fsm")
+    assert found, "the preflight-fsm command is not installed"
+    return found
+
+
+COMMAND = _command()
+
+# No command below needs any of these: the other commands, the servers and integrations, the
+# contract checks, the optional libraries.
+NEVER = (
+    "preflight_fsm.adapter",
+    "preflight_fsm.contract",
+    "preflight_fsm.diagrams",
+    "preflight_fsm.integrations",
+    "preflight_fsm.mcp",
+    "preflight_fsm.store.redis",
+    "preflight_fsm.cli.chat",
+    "preflight_fsm.cli.check",
+    "preflight_fsm.cli.diagram",
+    "preflight_fsm.cli.mcp",
+    "preflight_fsm.cli.pf",
+    "mcp",
+    "preflights",
+    "graphviz",
+    "redis",
+    "rich",
+    "hypothesis",
+    "regex",  # only non-ASCII text needs it (D161)
+)
+# --help and --version print fixed text: no engine, no pydantic, no store.
+ENGINE = (
+    "pydantic",
+    "transitions",
+    "sqlite3",
+    "preflight_fsm.flow",
+    "preflight_fsm.machine",
+    "preflight_fsm.store",
+    "preflight_fsm.cli.sessions",
+)
+
+
+def _run(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``preflight-fsm *args``; its result, and every module it imported (``-X importtime``)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", COMMAND, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "imported package" not in line
+    }
+    return done, imported
+
+
+def _imported(cwd: Path, *args: str) -> set[str]:
+    """Every module ``preflight-fsm *args`` imports; the command must succeed."""
+    done, imported = _run(cwd, *args)
+    assert 0 == done.returncode, done.stderr[-2000:]
+    return imported
+
+
+def _within(imported: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(
+        m for m in imported if m in packages or m.startswith(tuple(f"{p}." for p in packages))
+    )
+
+
+def _started(cwd: Path, store: str) -> str:
+    out = subprocess.run(
+        [COMMAND, "start", "Add OAuth login", "--store", store, "--json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    session_id: str = json.loads(out)["session_id"]
+    return session_id
+
+
+@pytest.mark.parametrize("option", ["--help", "--version"], ids=["help", "version"])
+def test_help_and_version_import_neither_the_engine_nor_optional_libraries(
+    tmp_path: Path, option: str
+) -> None:
+    """--help and --version load no engine module, pydantic, store or optional library."""
+    imported = _imported(tmp_path, option)
+    assert [] == _within(imported, (*NEVER, *ENGINE, "importlib.metadata"))
+
+
+def test_start_imports_only_the_engine_and_its_store(tmp_path: Path) -> None:
+    """start of an ASCII intention loads the engine and SQLite, nothing of NEVER."""
+    imported = _imported(tmp_path, "start", "Add OAuth login", "--store", "s.sqlite3")
+    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"]) == (
+        _within(imported, NEVER),
+        _within(imported, ("preflight_fsm.machine", "preflight_fsm.store.sqlite")),
+    )
+
+
+def test_answer_imports_only_the_engine_and_its_store(tmp_path: Path) -> None:
+    """answer of ASCII answers loads the engine and SQLite, nothing of NEVER."""
+    session_id = _started(tmp_path, "s.sqlite3")
+    imported = _imported(tmp_path, "answer", session_id, "auth_strategy=1", "--store", "s.sqlite3")
+    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"]) == (
+        _within(imported, NEVER),
+        _within(imported, ("preflight_fsm.machine", "preflight_fsm.store.sqlite")),
+    )
+
+
+def test_a_non_ascii_answer_loads_the_unicode_rules_and_is_checked(tmp_path: Path) -> None:
+    """A non-ASCII answer loads regex (D161) and is still checked: a Cyrillic OAuth is refused."""
+    session_id = _started(tmp_path, "s.sqlite3")
+    done, imported = _run(
+        tmp_path, "answer", session_id, "auth_strategy=\u041eAuth", "--store", "s.sqlite3", "--json"
+    )
+    assert (3, "invalid_answers", ["regex"]) == (
+        done.returncode,
+        json.loads(done.stdout)["error"],
+        _within(imported, ("regex",))[:1],
+    )
