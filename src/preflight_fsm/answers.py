@@ -106,12 +106,9 @@ class AnswerRules:
         if names:
             return None, "", _text.describe_refused(names)
         value = " ".join(unified.split())
-        if len(value) > self.limits.max_answer_chars:
-            return (
-                None,
-                "",
-                (f"is {len(value)} characters long; the limit is {self.limits.max_answer_chars}"),
-            )
+        limit = self.limits.max_answer_chars
+        if len(value) > limit:
+            return None, "", f"is {len(value)} characters long; the limit is {limit}"
         key = _text.match_key(value)
         if qid not in self.choice_options and key in self.other_names:
             # Spec §5.2 Rule 2: the option is never a value; its text is what is asked for.
