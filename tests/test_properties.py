@@ -220,12 +220,18 @@ def test_random_json_as_a_snapshot_raises_only_invalid_snapshot(data: Any) -> No
 def test_a_session_snapshot_with_a_changed_field_is_refused(
     intention: str, steps: list[dict[str, Any]]
 ) -> None:
-    """C9: editing a real snapshot's content is refused (digest), never half-restored."""
+    """C9: editing a real snapshot is refused, never half-restored: an input by its digest,
+    what the inputs derive by the replay (D48), each naming its field."""
     machine = advanced(intention, steps)
     if machine is None:
         return
     data = json.loads(machine.snapshot().model_dump_json())
     data["turn"] = data["turn"] + 1
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "turn" == info.value.field
+    data = json.loads(machine.snapshot().model_dump_json())
+    data["intention"] = data["intention"] + " now"
     with pytest.raises(InvalidSnapshot) as info:
         ClarificationMachine.from_snapshot(data)
     assert "digest" == info.value.field

@@ -550,10 +550,27 @@ def test_a_diverging_session_stays_unless_forced() -> None:
     ids=["ascii", "latin", "cjk", "emoji", "escapes", "whitespace"],
 )
 def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
-    """C9/C11: digest and seal cover json.dumps(sort_keys, compact, UTF-8) of the signed fields."""
+    """C9/C11, D48: digest and seal cover json.dumps(sort_keys, compact, UTF-8) of the inputs."""
     machine = ClarificationMachine(f"Refactor {text}")
     machine.step({"change_category": "Database", "db_orm": text[:40]})
     snapshot = machine.snapshot()
-    content = snapshot.model_dump(mode="json", exclude={"digest", "seal"})
+    inputs = {"flow_fingerprint", "intention", "schema_version", "steps"}
+    content = snapshot.model_dump(mode="json", include=inputs)
     expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert expected.encode() == snapshot_module.canonical_content(snapshot)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("state", "Done"), ("category", "Frontend"), ("turn", 1), ("answers", {})],
+    ids=str,
+)
+def test_a_sealed_snapshot_whose_derived_fields_were_edited_is_refused(
+    field: str, value: Any
+) -> None:
+    """D48: the seal covers the inputs; an edit of what they derive fails the replay instead."""
+    data = json.loads(at_turn_three().snapshot(seal=KEY).model_dump_json())
+    data[field] = value
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data, keys=KEY)
+    assert field == info.value.field

@@ -118,45 +118,43 @@ class SessionSnapshot(_Frozen):
         return self.state is None
 
     def content_digest(self) -> str:
-        """SHA-256 over every field but ``digest`` and ``seal``, as canonical JSON."""
+        """SHA-256 of the snapshot's inputs as canonical JSON (what they derive is checked by
+        replaying them, D48)."""
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-_UNSIGNED: Final = frozenset({"digest", "seal"})
-_SIGNED_FIELDS: Final = tuple(n for n in SessionSnapshot.model_fields if n not in _UNSIGNED)
-_SORTED_FIELDS: Final = tuple(sorted(_SIGNED_FIELDS))
+_SIGNED_FIELDS: Final = ("flow_fingerprint", "intention", "schema_version", "steps")
+"""What the digest and the seal cover: the session's inputs (C9), keys in sorted order. Every
+other field is what they derive, and restoring refuses any of it that differs from the replay
+(D48): signing the inputs signs the whole snapshot."""
 
 
 def canonical_content(snapshot: SessionSnapshot) -> bytes:
-    """What the digest and the seal cover: every field but those two, as canonical JSON (keys
-    sorted at every level, no spaces, UTF-8, tuples as arrays)."""
-    content = {name: getattr(snapshot, name) for name in _SORTED_FIELDS}
-    content["trace"] = [
-        _trace_object(t.turn, t.trigger, t.source, t.dest, t.guards) for t in snapshot.trace
-    ]
-    return _canonical(content)
+    """The inputs of ``snapshot`` as canonical JSON: what its digest and seal cover."""
+    return _canonical({name: getattr(snapshot, name) for name in _SIGNED_FIELDS})
 
 
 def _trace_object(
     turn: int, trigger: str, source: str, dest: str, guards: tuple[str, ...]
 ) -> dict[str, Any]:
-    """One trace step as the JSON object a snapshot holds, its keys in sorted order."""
+    """One trace step as the JSON object a snapshot holds."""
     return {"dest": dest, "guards": guards, "source": source, "trigger": trigger, "turn": turn}
 
 
 def _canonical(content: Mapping[str, Any]) -> bytes:
-    """``json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in
-    UTF-8, written by pydantic-core: the same bytes (``tests/test_snapshot.py`` pins it) at a
-    fraction of the cost (docs/performance.md).
-
-    ``content`` holds every signed field, the trace as :func:`_trace_object` objects. Only the
-    objects inside it need their keys sorted here: the answers and each step's answers; a new
-    field holding an object must be added.
-    """
-    ordered = {name: content[name] for name in _SORTED_FIELDS}
-    ordered["answers"] = dict(sorted(content["answers"].items()))
-    ordered["steps"] = [dict(sorted(step.items())) for step in content["steps"]]
-    return pydantic_core.to_json(ordered)
+    """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
+    for the signed fields of ``content``, written by pydantic-core: the same bytes
+    (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md). Only
+    each step's answers need their keys sorted here; a new signed field holding an object must be
+    sorted too."""
+    return pydantic_core.to_json(
+        {
+            "flow_fingerprint": content["flow_fingerprint"],
+            "intention": content["intention"],
+            "schema_version": content["schema_version"],
+            "steps": [dict(sorted(step.items())) for step in content["steps"]],
+        }
+    )
 
 
 # -- seals (C11) --------------------------------------------------------------------------------
