@@ -293,3 +293,16 @@ def test_create_stores_a_machine_already_stepped(sessions: Sessions, store: Sess
         record.flow,
     )
     assert "Done" == sessions.answer(record.id, {"db_type": "MySQL"}).turn.state
+
+
+def test_sessions_of_preflights_own_app_in_the_same_store_are_not_listed() -> None:
+    """`pf` and `mcp --preflights` keep Preflights' sessions as preflights-<id>: not ours to list
+    (and not corrupt)."""
+    from preflight_fsm.store import MemoryStore, Sessions
+
+    store = MemoryStore()
+    sessions = Sessions(store)
+    started = sessions.start("Add OAuth login")
+    store.create("preflights-abc", '{"not": "an engine snapshot"}')
+    assert [started.id] == [s.id for s in sessions.list() if hasattr(s, "id")]
+    assert 1 == len(sessions.list())

@@ -26,6 +26,7 @@ from preflight_fsm.errors import (
     SessionNotFound,
 )
 from preflight_fsm.store.base import SessionStore
+from preflight_fsm.store.sessions import PREFLIGHTS_PREFIX
 
 __all__ = [
     "KEY_PREFIX",
@@ -36,7 +37,7 @@ __all__ = [
     "recorded_rounds",
 ]
 
-KEY_PREFIX: Final = "preflights-"
+KEY_PREFIX: Final = PREFLIGHTS_PREFIX
 """Store keys of Preflights sessions, apart from the engine's own sessions in the same store."""
 
 ROUNDS: Final = "fsm_rounds"

@@ -19,7 +19,7 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from preflight_fsm.errors import (
     CorruptSession,
@@ -42,6 +42,12 @@ __all__ = [
     "open_envelope",
     "seal_envelope",
 ]
+
+
+PREFLIGHTS_PREFIX: Final = "preflights-"
+"""Ids of the sessions Preflights' own application keeps in the same store (``preflight-fsm pf``,
+``mcp --preflights``: integrations/preflights_sessions.py). They are not clarification sessions
+of this service: listing and migrating leave them out; their commands read them."""
 
 
 def new_session_id() -> str:
@@ -199,6 +205,8 @@ class Sessions:
         """
         found: list[SessionState | CorruptSession | SnapshotFlowMismatch] = []
         for session_id in self.store.list():
+            if session_id.startswith(PREFLIGHTS_PREFIX):
+                continue
             try:
                 found.append(self.show(session_id))
             except SnapshotFlowMismatch as exc:
@@ -238,6 +246,8 @@ class Sessions:
         moved: builtins.list[Moved] = []
         for entry in self.store.entries():
             if isinstance(entry, CorruptSession) or entry.flow == flow.fingerprint:
+                continue
+            if entry.id.startswith(PREFLIGHTS_PREFIX):
                 continue
             try:
                 machine, record = self.load(entry.id)
