@@ -40,7 +40,7 @@ from preflight_fsm.mcp.results import (
     session_view,
     tool_result,
 )
-from preflight_fsm.store import Sessions, SessionState
+from preflight_fsm.store import Sessions
 
 __all__ = ["MAX_FORM_RETRIES", "ClarificationTools"]
 
@@ -208,16 +208,8 @@ class ClarificationTools:
 
     def _view(self, session_id: str) -> SessionView:
         machine, record = self.sessions.load(session_id)
-        state = SessionState(
-            id=record.id,
-            version=record.version,
-            intention=machine.intention,
-            answers=machine.answers,
-            turn=machine.turn,
-            updated_at=record.updated_at,
-            expires_at=record.updated_at + self.sessions.store.expire_after,
-        )
-        return session_view(state, machine.trace)
+        # The session's own expiry (kept with it), as `preflight-fsm show` reports it.
+        return session_view(self.sessions.state_of(record, machine), machine.trace)
 
     # -- the tools ---------------------------------------------------------------------------
 
