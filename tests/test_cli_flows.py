@@ -147,3 +147,9 @@ def test_a_short_seal_key_is_a_usage_error(cwd: Path) -> None:
     code, error = run("start", "Add OAuth login", env={"PREFLIGHT_FSM_SEAL_KEYS": "short"})
     assert 2 == code
     assert "shorter than 32 bytes" in error["message"]
+
+
+def test_help_lists_the_migrate_command(cwd: Path) -> None:
+    """C10: `preflight-fsm --help` names migrate among the session commands."""
+    result = CliRunner().invoke(app, ["--help"])
+    assert "migrate" in result.stdout
