@@ -26,7 +26,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "show": ("sessions", "Print where a stored session stands, without changing it."),
     "list": ("sessions", "List the stored sessions, most recently changed first."),
     "delete": ("sessions", "Delete a stored session (an expired or corrupt one too)."),
-    "migrate": ("sessions", "Move stored sessions to the current flow, reporting any that diverge."),
+    "migrate": ("sessions", "Move stored sessions to the current flow; report those that diverge."),
     "diagram": ("diagram", "Write the flow's diagram, or one session's path on it."),
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
