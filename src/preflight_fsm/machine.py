@@ -77,7 +77,12 @@ class ClarificationMachine:
         """What the session shows now: the questions to ask, or the outcome."""
         turn = self._turn
         if turn is None:
-            turn = self._turn = turn_of(self._session)
+            # Built under the step lock, so a step in another thread cannot pair this session's
+            # turn with the next session.
+            with self._lock:
+                if self._turn is None:
+                    self._turn = turn_of(self._session)
+                turn = self._turn
         return turn
 
     @property
