@@ -133,7 +133,7 @@ class AnswerRules:
             raise InvalidIntention(f"the intention {_text.describe_refused(names)}")
         text = unified.strip()
         limit = self.limits.max_intention_chars
-        if not text or self.match_key(text) in self.placeholders:
+        if not text or _text.match_key(text) in self.placeholders:
             raise InvalidIntention(
                 f"the intention {text!r} says nothing; send one sentence describing the change"
             )
@@ -146,11 +146,6 @@ class AnswerRules:
         if deceptive is not None:
             raise InvalidIntention(f"the intention {deceptive.problem}")
         return text
-
-    @staticmethod
-    def match_key(text: str) -> str:
-        """The form every comparison uses: options, "other", placeholders, names (C5)."""
-        return _text.match_key(text)
 
     def merge(
         self,

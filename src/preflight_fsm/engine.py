@@ -29,6 +29,7 @@ from preflight_fsm.states import (
     Position,
 )
 from preflight_fsm.table import Edge, edges_for
+from preflight_fsm.text import match_key
 from preflight_fsm.trigger import SharedMachine
 from preflight_fsm.turn import Question, Turn
 
@@ -65,7 +66,7 @@ class Engine:
         self.other_category_name = flow.other_category.name
         self.primary_qid = {c.name: c.question.id for c in flow.categories}
         self.category_of_primary = {c.question.id: c.name for c in flow.categories}
-        self._category_by_name = {self.rules.match_key(name): name for name in self.categories}
+        self._category_by_name = {match_key(name): name for name in self.categories}
 
         self.edges = edges_for(flow)
         self.machine = SharedMachine(
@@ -92,7 +93,7 @@ class Engine:
 
     def category_named(self, text: str) -> str | None:
         """The known category ``text`` names: by its name, or by exactly one's keywords (C6)."""
-        by_name = self._category_by_name.get(self.rules.match_key(text))
+        by_name = self._category_by_name.get(match_key(text))
         return by_name if by_name is not None else self.keywords.only_category(text)
 
     # -- C2: the questions of each position, built once -----------------------------------------
