@@ -24,7 +24,7 @@ from preflight_fsm import ClarificationMachine
 from preflight_fsm import machine as machine_module
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm import turn as turn_module
-from preflight_fsm.turn import Turn, turn_values
+from preflight_fsm.turn import Turn, turn_fields
 
 US = 1e6
 
@@ -71,7 +71,7 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
 
 def _unshared_turn(s: Any) -> Turn:
     """A turn built afresh every time, as turn_of builds the turns it does not share."""
-    return turn_module._validated(turn_values(s))
+    return turn_module._validated(turn_fields(s))
 
 
 def _live_bytes(count: int = 20_000) -> float:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from preflight_fsm import ClarificationMachine, default_flow
 from preflight_fsm.keywords import KeywordIndex, words
+from preflight_fsm.text import match_key
 
 INDEX = KeywordIndex({c.name: c.keywords for c in default_flow().categories})
 
@@ -87,3 +92,12 @@ def test_keyword_lists_are_data_a_flow_can_extend() -> None:
     """C4: keywords come from the flow; another list changes the matches."""
     index = KeywordIndex({"Payments": ("stripe", "payment")})
     assert "Payments" == index.only_category("Add Stripe payments")
+
+
+_ALNUM_RUNS = re.compile(r"[^\W_]+")
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n-_.,aZé1٣ßİ")) | st.text())
+def test_words_are_the_alphanumeric_runs_of_the_match_key(text: str) -> None:
+    """C4: splitting on spaces (the common case) finds exactly the pattern's words."""
+    assert tuple(_ALNUM_RUNS.findall(match_key(text))) == words(text)

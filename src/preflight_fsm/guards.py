@@ -33,17 +33,14 @@ Effect = Callable[[Session], None]
 
 def choice_key(s: Session) -> str:
     """The choice question the position resolves: the category's, or the category's field."""
-    category = s.position.category
-    if category is None:
-        return s.engine.category_qid
-    return s.engine.primary_qid.get(category, s.engine.category_qid)
+    return s.engine.choice_of[s.position.category]
 
 
 def pending_key(s: Session) -> str:
     """The key this state waits for: the choice, or in NeedOther its free text (C5)."""
-    if isinstance(s.position, AwaitingText):
-        return choice_key(s) + OTHER_SUFFIX
-    return choice_key(s)
+    if type(s.position) is AwaitingText:
+        return s.engine.text_of[s.position.category]
+    return s.engine.choice_of[s.position.category]
 
 
 def answered_category(s: Session) -> str | None:

@@ -20,7 +20,12 @@ _NON_ALNUM = re.compile(r"[^\W_]+")
 
 def words(text: str) -> tuple[str, ...]:
     """The alphanumeric words of ``text``'s match key (NFKC-casefolded, C5), in order."""
-    return tuple(_NON_ALNUM.findall(match_key(text)))
+    key = match_key(text)
+    if key.replace(" ", "").isalnum():
+        # Only spaces between the words (most intentions): splitting finds the same words as
+        # the pattern (``[^\W_]`` is str.isalnum), in half the time.
+        return tuple(key.split())
+    return tuple(_NON_ALNUM.findall(key))
 
 
 class KeywordIndex:
@@ -43,16 +48,16 @@ class KeywordIndex:
 
     def categories(self, text: str) -> tuple[str, ...]:
         """Every category whose keywords occur in ``text`` as words, in flow order."""
-        found: set[str] = set()
         text_words = words(text)
+        found: set[str] = set()
         single = self._single
-        for word in single.keys() & text_words:  # one C-level intersection, not a lookup per word
-            found |= single[word]
-        if self._phrases:
-            present = set(text_words)
-            for phrase, category in self._phrases:
-                if category not in found and phrase[0] in present and _contains(text_words, phrase):
-                    found.add(category)
+        for word in text_words:
+            named = single.get(word)
+            if named is not None:
+                found |= named
+        for phrase, category in self._phrases:
+            if category not in found and phrase[0] in text_words and _contains(text_words, phrase):
+                found.add(category)
         if not found:
             return ()
         return tuple(c for c in self._order if c in found)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,7 +12,7 @@ from preflight_fsm.states import Decided
 if TYPE_CHECKING:
     from preflight_fsm.session import Session
 
-__all__ = ["DecisionPatch", "patch_of"]
+__all__ = ["DecisionPatch", "patch_fields", "patch_of"]
 
 
 class DecisionPatch(BaseModel):
@@ -31,27 +31,32 @@ class DecisionPatch(BaseModel):
 
 def patch_of(s: Session) -> DecisionPatch | None:
     """The patch of a session in Done (C6); None in any other state."""
-    if not isinstance(s.position, Decided):
+    fields = patch_fields(s)
+    if fields is None:
         return None
-    flow = s.engine.flow
-    other = flow.other_category
-    if s.position.category == other.name:
-        # The Description is one line: it goes into an ADR heading's paragraph (C6).
-        description = s.answers.get(other.description_id) or " ".join(s.intention.split())
-        return _patch(other.name, ((other.field, description),))
-    category = s.engine.categories[s.position.category]
-    q = category.question
-    value = s.answers[q.id]
-    if value == flow.other_option:
-        value = s.answers[q.id + OTHER_SUFFIX]
-    fields = [(q.field, value)]
-    fields += [(f.field, s.answers[f.id]) for f in category.secondary if f.id in s.answers]
-    return _patch(category.name, tuple(fields))
-
-
-def _patch(category: str, fields: tuple[tuple[str, str], ...]) -> DecisionPatch:
     # DecisionPatch's own validator, called directly (as turn.turn_of does for the Turn).
-    patch: DecisionPatch = DecisionPatch.__pydantic_validator__.validate_python(
-        {"category": category, "fields": fields}
-    )
+    patch: DecisionPatch = DecisionPatch.__pydantic_validator__.validate_python(fields)
     return patch
+
+
+def patch_fields(s: Session) -> dict[str, Any] | None:
+    """C6: the fields of the patch of a session in Done, as DecisionPatch is validated from;
+    None in any other state."""
+    position = s.position
+    if not isinstance(position, Decided):
+        return None
+    engine = s.engine
+    answers = s.answers
+    if position.category == engine.other_category_name:
+        other = engine.flow.other_category
+        # The Description is one line: it goes into an ADR heading's paragraph (C6).
+        description = answers.get(other.description_id) or " ".join(s.intention.split())
+        return {"category": position.category, "fields": ((other.field, description),)}
+    category = engine.categories[position.category]
+    q = category.question
+    value = answers[q.id]
+    if value == engine.rules.other:
+        value = answers[q.id + OTHER_SUFFIX]
+    fields = [(q.field, value)]
+    fields += [(f.field, answers[f.id]) for f in category.secondary if f.id in answers]
+    return {"category": position.category, "fields": tuple(fields)}

@@ -101,7 +101,8 @@ def refused(text: str) -> tuple[str, ...]:
     characters), except U+200D joining emoji (D141).
     """
     if text.isascii():
-        if _ASCII_REFUSED.search(text) is None:
+        # Printable ASCII (most text) holds none; else only the controls of _ASCII_REFUSED count.
+        if text.isprintable() or _ASCII_REFUSED.search(text) is None:
             return ()
         found = set(_ASCII_REFUSED.findall(text))
     else:

@@ -3,7 +3,8 @@
 Plugged in through transitions' documented extension points (``Machine.event_cls``,
 ``Machine.transition_cls``). The same transitions, tried in the same order with the same guards
 and callbacks; what goes is what a step paid for nothing: a ``functools.partial`` and a queue
-check per trigger, a log call per callback list, and state lookups by name. The machine takes
+check per trigger, an ``EventData`` per trigger (no callback can see one: ``send_event`` is
+refused), a log call per callback list, and state lookups by name. The machine takes
 only the features this path implements (guards, ``unless``, ``before``/``after``, enter/exit
 callbacks); anything else is refused when it is built, so no branch here goes unused.
 ``tests/test_trigger.py`` runs the same definition on stock transitions and compares.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from transitions import Machine
-from transitions.core import Event, EventData, MachineError, Transition
+from transitions.core import Event, MachineError, Transition
 
 __all__ = ["SharedMachine"]
 
@@ -33,12 +34,18 @@ _REFUSED_OPTIONS = (
 
 
 class _Transition(Transition):
-    """Transition.execute: guards called directly, callbacks without log lines."""
+    """A transition taken by :meth:`_Event.trigger`: guards called directly, callbacks without
+    log lines."""
 
-    def execute(self, event_data: EventData) -> bool:
-        # SharedMachine refused names at build time: every callback here is a callable (the
-        # stubs type them as names or callables, hence the Any).
-        args, kwargs = event_data.args, event_data.kwargs
+    def take(
+        self, machine: Machine, model: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> bool:
+        """Transition.execute for this path: False if a guard refuses, else the state changed.
+
+        SharedMachine refused callbacks given by name and internal transitions at build time:
+        every callback is a callable (the stubs type them as names or callables, hence the Any)
+        and ``dest`` is a state.
+        """
         condition: Any
         func: Any
         for condition in self.conditions:
@@ -46,13 +53,11 @@ class _Transition(Transition):
                 return False
         for func in self.before:
             func(*args, **kwargs)
-        machine = event_data.machine
-        for func in machine.states[self.source].on_exit:
+        states = machine.states
+        for func in states[self.source].on_exit:
             func(*args, **kwargs)
-        name = str(self.dest)  # never None: internal transitions are refused
-        setattr(event_data.model, machine.model_attribute, name)
-        dest = machine.states[name]
-        event_data.state = dest
+        dest = states[str(self.dest)]  # never None: internal transitions are refused
+        setattr(model, machine.model_attribute, dest.name)
         for func in dest.on_enter:
             func(*args, **kwargs)
         for func in self.after:
@@ -61,7 +66,10 @@ class _Transition(Transition):
 
 
 class _Event(Event):
-    """Event.trigger straight to the transitions of the model's state (nothing is queued)."""
+    """Event.trigger straight to the transitions of the model's state (nothing is queued, and no
+    callback sees an EventData: ``send_event`` is refused)."""
+
+    transitions: dict[str, list[_Transition]]  # type: ignore[assignment]  # built by transition_cls
 
     def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
         machine = self.machine
@@ -69,10 +77,8 @@ class _Event(Event):
         transitions = self.transitions.get(name)
         if transitions is None:
             raise MachineError(f"Can't trigger event {self.name} from state {name}!")
-        event_data = EventData(machine.states[name], self, machine, model, args, kwargs)
-        for transition in transitions:
-            event_data.transition = transition
-            if transition.execute(event_data):
+        for transition in transitions:  # noqa: SIM110 -- any() would add a generator per trigger
+            if transition.take(machine, model, args, kwargs):
                 return True
         return False
 

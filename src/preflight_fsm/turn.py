@@ -6,19 +6,28 @@ by name: ``PreflightsQuestion(**question.model_dump())``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from preflight_fsm.flow import Hint
 from preflight_fsm.guards import choice_key
-from preflight_fsm.patch import DecisionPatch, patch_of
+from preflight_fsm.patch import DecisionPatch, patch_fields
 from preflight_fsm.states import TERMINAL_STATES, Decided, StateName
 
 if TYPE_CHECKING:
     from preflight_fsm.session import Session
 
-__all__ = ["LLMResponse", "Question", "Turn", "missing_info_of", "turn_of", "turn_values"]
+__all__ = [
+    "TURN_FIELDS",
+    "LLMResponse",
+    "Question",
+    "Turn",
+    "missing_info_of",
+    "turn_fields",
+    "turn_of",
+    "turn_values",
+]
 
 
 class _Frozen(BaseModel):
@@ -85,23 +94,34 @@ def missing_info_of(s: Session) -> tuple[str, ...]:
     return (choice_key(s),)
 
 
-def turn_values(s: Session) -> dict[str, Any]:
-    """C7: every field of the turn a session's position shows."""
+def turn_fields(s: Session) -> tuple[Any, ...]:
+    """C7: the value of every field of the turn a session's position shows, in Turn's order
+    (``TURN_FIELDS``); the patch as the fields its DecisionPatch is validated from."""
     position = s.position
     engine = s.engine
     category = position.category
     decided = isinstance(position, Decided)
     # 0.5 once the category is known, 0.0 while it is not; NoPatch keeps what it had.
     progress = 1.0 if decided else 0.0 if category is None else 0.5
-    return {
-        "state": position.state,
-        "questions": engine.questions(position),
-        "missing_info": missing_info_of(s),
-        "decision_hint": engine.hints.get(category, engine.flow.other_category.hint),
-        "progress": progress,
-        "patch": patch_of(s) if decided else None,
-        "number": s.turn,
-    }
+    return (
+        position.state,
+        engine.questions(position),
+        missing_info_of(s),
+        engine.hints.get(category, engine.flow.other_category.hint),
+        progress,
+        patch_fields(s) if decided else None,
+        s.turn,
+    )
+
+
+TURN_FIELDS: Final = tuple(Turn.model_fields)
+"""Turn's field names, in the order :func:`turn_fields` gives their values."""
+_PATCH = TURN_FIELDS.index("patch")
+
+
+def turn_values(s: Session) -> dict[str, Any]:
+    """C7: every field of the turn a session's position shows, by name."""
+    return dict(zip(TURN_FIELDS, turn_fields(s), strict=True))
 
 
 def turn_of(s: Session) -> Turn:
@@ -113,19 +133,21 @@ def turn_of(s: Session) -> Turn:
     turns without a patch are kept. A live session holds its turn, so sharing them is what keeps
     a session under 1 KB (docs/performance.md, D150).
     """
-    values = turn_values(s)
-    if values["patch"] is not None:
-        return _validated(values)
-    key = tuple([id(v) if name == "questions" else v for name, v in values.items()])
+    fields = turn_fields(s)
+    if fields[_PATCH] is not None:
+        return _validated(fields)
+    key = (fields[0], id(fields[1]), *fields[2:])
     turns = s.engine.turns
     turn = turns.get(key)
     if turn is None:
-        turn = turns.setdefault(key, _validated(values))
+        turn = turns.setdefault(key, _validated(fields))
     return turn
 
 
-def _validated(values: dict[str, Any]) -> Turn:
+def _validated(fields: tuple[Any, ...]) -> Turn:
     # Turn's own validator, called directly: Turn(**values) and model_validate add a third of
-    # its cost in keyword handling (docs/performance.md, D153).
-    turn: Turn = Turn.__pydantic_validator__.validate_python(values)
+    # its cost in keyword handling (docs/performance.md, D153). It validates the patch too.
+    turn: Turn = Turn.__pydantic_validator__.validate_python(
+        dict(zip(TURN_FIELDS, fields, strict=True))
+    )
     return turn
