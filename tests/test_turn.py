@@ -12,7 +12,7 @@ from preflight_fsm import (
     Turn,
 )
 from preflight_fsm.session import Session
-from preflight_fsm.turn import turn_of, turn_values
+from preflight_fsm.turn import TURN_FIELDS, turn_fields, turn_of, turn_values
 
 OTHER = "Other (specify)"
 NO_KEYWORDS = "Improve the feedback form"
@@ -112,9 +112,17 @@ SESSIONS = _sessions()
 
 @pytest.mark.parametrize("session", [s for _, s in SESSIONS], ids=[n for n, _ in SESSIONS])
 def test_the_turn_cache_key_covers_every_turn_field(session: Session) -> None:
-    """D46: turn_of keys shared turns by turn_values, which holds every field of Turn, in order;
-    a field added to Turn but not to turn_values fails here, not as a stale shared turn."""
-    assert list(Turn.model_fields) == list(turn_values(session))
+    """D46: turn_of keys shared turns by turn_fields, which gives a value for every field of
+    Turn; a field added to Turn but not to turn_fields fails here, not as a stale shared turn."""
+    assert len(Turn.model_fields) == len(turn_fields(session))
+
+
+@pytest.mark.parametrize("session", [s for _, s in SESSIONS], ids=[n for n, _ in SESSIONS])
+def test_turn_fields_come_in_the_order_of_turns_fields(session: Session) -> None:
+    """D154: each value sits at its field's place, so the turn built from them is the session's."""
+    turn = turn_of(session)
+    assert (session.position.state, session.turn) == (turn.state, turn.number)
+    assert list(Turn.model_fields) == list(TURN_FIELDS)
 
 
 @pytest.mark.parametrize("session", [s for _, s in SESSIONS], ids=[n for n, _ in SESSIONS])

@@ -8,7 +8,7 @@ changed nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
@@ -17,13 +17,10 @@ from preflight_fsm.flow import OTHER_SUFFIX, Flow
 __all__ = ["AnswerRules", "Merge"]
 
 
-class Merge(NamedTuple):
-    """What one step's answers do: the new record, whether the user declined, and the step's
-    answers as normalised (None for blank), which the session keeps as its input (C9)."""
-
-    recorded: dict[str, str]
-    declined: bool
-    given: dict[str, str | None]
+Merge = tuple[dict[str, str], bool, dict[str, str | None]]
+"""What one step's answers do: the new record, whether the user declined, and the step's answers
+as normalised (None for blank), which the session keeps as its input (C9). A plain tuple: a step
+unpacks it at once."""
 
 
 class AnswerRules:
@@ -239,7 +236,7 @@ class AnswerRules:
 
         if invalid or missing or unknown:
             raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
-        return Merge(
+        return (
             {**recorded, **updates} if updates else recorded,
             values.get(pending, "") is None,
             values,

@@ -158,11 +158,13 @@ class Engine:
             raise SessionFinished(
                 f"the session already ended in {s.position.state}; start a new session to ask again"
             )
-        merge = self.rules.merge(s.answers, pending_key(s), answers, s.named_category)
+        recorded, declined, given = self.rules.merge(
+            s.answers, pending_key(s), answers, s.named_category
+        )
         work = s.clone()
-        work.answers = merge.recorded
-        work.declined = merge.declined
-        work.steps.append(merge.given)
+        work.answers = recorded
+        work.declined = declined
+        work.steps.append(given)
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.
