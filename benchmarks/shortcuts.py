@@ -61,6 +61,11 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         lambda: _replaced(snapshot_module, "_as_current", lambda data: None),
         _RESTORE,
     ),
+    # Full snapshots in JSON text restored from the parsed JSON, without a SessionSnapshot.
+    "restore from parsed JSON (_restored_json)": (
+        lambda: _replaced(snapshot_module, "_restored_json", lambda *args: None),
+        _RESTORE,
+    ),
     # The digest's canonical JSON written by pydantic-core instead of json.dumps.
     "canonical JSON by pydantic-core (_canonical)": (
         lambda: _replaced(snapshot_module, "_canonical", _stdlib_canonical),
