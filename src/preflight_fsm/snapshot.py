@@ -318,8 +318,6 @@ def parse_snapshot(
     """
     if isinstance(data, SessionSnapshot):
         snapshot = data
-    elif (current := _as_current(data)) is not None:
-        snapshot = current
     else:
         snapshot = _validate(_migrate(_as_dict(data), flows or default_registry()))
     if keys is not None or snapshot.digest is not None:
@@ -336,19 +334,6 @@ def parse_snapshot(
     if snapshot.digest is None and require_digest:
         raise InvalidSnapshot("digest", "is missing: the snapshot was not written here")
     return snapshot
-
-
-def _as_current(data: object) -> SessionSnapshot | None:
-    """The snapshot JSON text ``data`` holds when it is valid as it stands in this schema version,
-    in one pass of pydantic's parser; else None, and the full path (parse, migrate, validate)
-    decides and names what is wrong. Measured in docs/performance.md."""
-    if not isinstance(data, str | bytes) or len(data) > MAX_SNAPSHOT_BYTES:
-        return None
-    try:
-        snapshot = SessionSnapshot.model_validate_json(data)
-    except ValidationError:
-        return None
-    return snapshot if snapshot.schema_version == SCHEMA_VERSION else None
 
 
 def restored(
