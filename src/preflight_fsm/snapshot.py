@@ -438,8 +438,7 @@ def _derives(raw: dict[str, Any], derived: dict[str, Any]) -> bool:
     # Every field present, none unknown, each derived one equal (answered_questions in the very
     # order the session recorded them): anything else takes the full path, which applies the
     # defaults and compares answered_questions without order (D37).
-    for name in _UNDERIVED:
-        derived[name] = raw.get(name)
+    derived.update(zip(_UNDERIVED, map(raw.get, _UNDERIVED), strict=True))
     if raw != derived or type(raw["turn"]) is not int:  # JSON's true and 1.0 equal 1
         return False
     for step in raw["trace"]:
@@ -448,13 +447,18 @@ def _derives(raw: dict[str, Any], derived: dict[str, Any]) -> bool:
     # The limits what a replay derives can exceed: ids and names are the flow's, of any
     # length, and a flow may have many. The turn cannot (one opens per step, steps are at
     # most _MAX_STEPS), nor can the trace's guards (the table's, tests/test_snapshot.py).
+    asked, answered, missing = (
+        raw["asked_questions"],
+        raw["answered_questions"],
+        raw["missing_info"],
+    )
     names = (derived["flow"], derived["category"] or "", derived["other_for"] or "")
     return (
-        len(raw["asked_questions"]) <= _MAX_IDS
-        and len(raw["answered_questions"]) <= _MAX_IDS
+        len(asked) <= _MAX_IDS
+        and len(answered) <= _MAX_IDS
         and len(raw["trace"]) <= _MAX_IDS
         and len(raw["answers"]) <= _MAX_ANSWERS
-        and _fit((*raw["asked_questions"], *raw["answered_questions"], *names))
+        and _fit((*asked, *answered, *missing, *names))
     )
 
 
