@@ -368,7 +368,8 @@ def _restored_json(
     parsed JSON itself, without building a :class:`SessionSnapshot`; None for anything else or
     anything in doubt, and the full path (:func:`parse_snapshot`, :func:`restore`) decides and
     names what is wrong. It accepts only what the full path accepts, into the same session
-    (``tests/test_snapshot.py`` compares both on mutants). Measured in docs/performance.md."""
+    (``tests/test_properties.py`` compares both on mutants, ``tests/test_snapshot.py`` case by
+    case). Measured in docs/performance.md (D173)."""
     # No text longer than _Value's limit holds a string longer than it: decoding JSON never
     # lengthens a string, so the long texts' limits need no check of their own below.
     if (type(data) is not str and type(data) is not bytes) or len(data) > _LONG:
