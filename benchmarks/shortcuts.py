@@ -30,8 +30,9 @@ US = 1e6
 
 
 def _stdlib_canonical(content: Any) -> bytes:
-    """The canonical JSON as the standard library writes it (the definition D21 names)."""
-    plain = dict(content)
+    """The canonical JSON as the standard library writes it (the definition D21 names), of the
+    signed fields only, as ``_canonical`` writes them (D48)."""
+    plain = {name: content[name] for name in snapshot_module._SIGNED_FIELDS}
     plain["steps"] = list(content["steps"])
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -56,9 +57,9 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         lambda: _replaced(machine_module, "turn_of", _unshared_turn),
         (*_SESSIONS, "step", "memory.live_session"),
     ),
-    # Snapshot JSON of the current version validated in one pass of pydantic's JSON parser.
-    "one-pass JSON validation (_as_current)": (
-        lambda: _replaced(snapshot_module, "_as_current", lambda data: None),
+    # Full snapshots in JSON text restored from the parsed JSON, without a SessionSnapshot.
+    "restore from parsed JSON (_restored_json)": (
+        lambda: _replaced(snapshot_module, "_restored_json", lambda *args: None),
         _RESTORE,
     ),
     # The digest's canonical JSON written by pydantic-core instead of json.dumps.

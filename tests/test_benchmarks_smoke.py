@@ -84,12 +84,12 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
 
     from preflight_fsm import snapshot as snapshot_module
 
-    kept = (snapshot_module._canonical, snapshot_module._as_current)
+    kept = (snapshot_module._canonical, snapshot_module._restored_json)
     results = shortcuts.measure(inner=2, rounds=1)
     assert {name: figures for name, (_, figures) in shortcuts.SHORTCUTS.items()} == {
         name: tuple(timed) for name, timed in results.items()
     }
-    assert kept == (snapshot_module._canonical, snapshot_module._as_current)
+    assert kept == (snapshot_module._canonical, snapshot_module._restored_json)
 
 
 def test_the_standard_library_canonical_form_equals_the_one_digests_use() -> None:

@@ -12,15 +12,19 @@ from hypothesis import strategies as st
 
 from preflight_fsm import (
     ClarificationMachine,
+    FlowRegistry,
     InvalidAnswers,
     InvalidIntention,
     InvalidSnapshot,
+    SealKeys,
     SessionFinished,
     SessionSnapshot,
     Turn,
     default_flow,
 )
+from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.session import Session
 
 FLOW = default_flow()
 OTHER = FLOW.other_option
@@ -325,3 +329,69 @@ def test_nothing_invisible_or_undecodable_reaches_a_patch_trace_or_snapshot(
         for _, value in turn.patch.fields if turn.patch else ():
             assert () == refused(value)
         assert machine.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
+
+
+REGISTRY = FlowRegistry(FLOW)
+KEY = SealKeys((b"k" * 32,))
+type_edits: st.SearchStrategy[tuple[str, Any]] = st.sampled_from(
+    [
+        ("turn", True),
+        ("turn", 2.0),
+        ("schema_version", 2.0),
+        ("answered_questions", None),
+        ("trace", [{"turn": True}]),
+        ("seal", None),
+        ("other_for", None),
+        ("category", None),
+        ("steps", []),
+        ("steps", [{}]),
+    ]
+)
+
+
+@given(
+    intentions,
+    st.lists(well_formed, max_size=3),
+    st.lists(st.one_of(edits, type_edits), max_size=2),
+    st.sampled_from(["removed", "kept", "recomputed"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_the_fast_restore_accepts_only_what_the_full_path_accepts(
+    intention: str,
+    steps: list[dict[str, Any]],
+    changes: list[tuple[str, Any]],
+    digest: str,
+    sealed: bool,
+    require_digest: bool,
+) -> None:
+    """C9: on mutants of real snapshots as JSON text (digest removed, kept or recomputed, sealed
+    or not), restoring from the parsed JSON gives a session only where parse_snapshot then
+    restore gives the same one, and always for a snapshot as written."""
+    machine = advanced(intention, steps)
+    if machine is None:
+        return
+    keys = KEY if sealed else None
+    written = json.loads(machine.snapshot(seal=keys).model_dump_json())
+    data = dict(written)
+    for key, value in changes:
+        data[key] = value
+    if digest == "removed":
+        data["digest"] = None
+    elif digest == "recomputed":
+        with contextlib.suppress(ValueError):
+            data["digest"] = SessionSnapshot.model_validate(data).content_digest()
+    text = json.dumps(data)
+    fast = snapshot_module._restored_json(text, REGISTRY, require_digest, keys)
+    try:
+        parsed = snapshot_module.parse_snapshot(
+            text, REGISTRY, require_digest=require_digest, keys=keys
+        )
+        full: Session | None = snapshot_module.restore(parsed, REGISTRY)
+    except InvalidSnapshot:
+        full = None
+    if fast is not None:
+        assert full is not None
+        assert snapshot_module.snapshot_of(full) == snapshot_module.snapshot_of(fast)
+    elif text == json.dumps(written):  # (== would take JSON's true for 1)
+        raise AssertionError("a snapshot as written took the full path")

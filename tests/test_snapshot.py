@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from journeys import JOURNEYS
 from preflight_fsm import (
     ClarificationMachine,
     FlowRegistry,
@@ -17,11 +20,14 @@ from preflight_fsm import (
     SessionSnapshot,
     SnapshotFlowMismatch,
     SnapshotVersionError,
+    TraceStep,
     default_flow,
     load_registry,
 )
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.flow import flow_from_data
+from preflight_fsm.session import Session
+from preflight_fsm.table import TABLE
 
 OTHER = "Other (specify)"
 
@@ -574,3 +580,183 @@ def test_a_sealed_snapshot_whose_derived_fields_were_edited_is_refused(
     with pytest.raises(InvalidSnapshot) as info:
         ClarificationMachine.from_snapshot(data, keys=KEY)
     assert field == info.value.field
+
+
+# -- restoring from the parsed JSON (the fast path, docs/performance.md) ---------------------------
+
+REGISTRY = FlowRegistry(default_flow())
+
+
+def full_path(text: str | bytes, **options: Any) -> Session:
+    """What parse_snapshot then restore make of ``text``: the path that names every refusal."""
+    parsed = snapshot_module.parse_snapshot(text, REGISTRY, **options)
+    return snapshot_module.restore(parsed, REGISTRY)
+
+
+def positions() -> list[tuple[str, ClarificationMachine]]:
+    """Every journey through the table, at every position it passes."""
+    found = []
+    for name, (intention, steps) in JOURNEYS.items():
+        machine = ClarificationMachine(intention)
+        found.append((f"{name}@0", machine))
+        for k, answers in enumerate(steps, start=1):
+            machine = ClarificationMachine.from_snapshot(machine.snapshot())
+            machine.step(answers)
+            found.append((f"{name}@{k}", machine))
+    return found
+
+
+POSITIONS = positions()
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["digest", "sealed"])
+@pytest.mark.parametrize("machine", [m for _, m in POSITIONS], ids=[name for name, _ in POSITIONS])
+def test_every_snapshot_written_here_restores_from_its_parsed_json(
+    machine: ClarificationMachine, sealed: bool
+) -> None:
+    """A snapshot's own JSON takes the fast path, into the session the full path restores."""
+    keys = KEY if sealed else None
+    text = machine.snapshot(seal=keys).model_dump_json()
+    fast = snapshot_module._restored_json(text, REGISTRY, True, keys)
+    assert fast is not None
+    full = full_path(text, require_digest=True, keys=keys)
+    assert snapshot_module.snapshot_of(full) == snapshot_module.snapshot_of(fast)
+
+
+def edited(text: str, edit: Callable[[dict[str, Any]], object]) -> str:
+    data = json.loads(text)
+    edit(data)
+    return json.dumps(data)
+
+
+def reordered_answers(data: dict[str, Any]) -> None:
+    data["answered_questions"].reverse()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.pop("seal"),
+        lambda d: d.pop("schema_version"),
+        lambda d: d.pop("other_for"),
+        reordered_answers,
+    ],
+    ids=["seal-left-out", "schema-version-left-out", "null-left-out", "answers-reordered"],
+)
+def test_what_the_fast_path_does_not_take_restores_by_the_full_path(
+    edit: Callable[[dict[str, Any]], object],
+) -> None:
+    """Defaults left out and answered_questions in another order (D37) are accepted as before."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Database", "db_type": "MySQL"})
+    text = edited(machine.snapshot().model_dump_json(), edit)
+    assert snapshot_module._restored_json(text, REGISTRY, False, None) is None
+    assert machine.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
+
+
+def set_first_trace_turn(value: object) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["trace"][0]["turn"] = value
+
+    return edit
+
+
+def drop_guards(data: dict[str, Any]) -> None:
+    del data["trace"][0]["guards"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d.update(turn=True), "turn"),
+        (lambda d: d.update(turn=2.0), "turn"),
+        (set_first_trace_turn(True), "trace.0.turn"),
+        (set_first_trace_turn(1.0), "trace.0.turn"),
+        (drop_guards, "trace"),
+        (lambda d: d.update(schema_version=True), "schema_version"),
+        (lambda d: d.update(colour="red"), "colour"),
+        (lambda d: d.update(asked_questions=("change_category",)), "asked_questions"),
+        (lambda d: d.update(answers=None), "answers"),
+        (lambda d: d.update(flow_fingerprint="0" * 16, digest=None), "flow_fingerprint"),
+        (lambda d: d.update(digest="0" * 64), "digest"),
+        (lambda d: d.update(steps=[{"change_category": ["Database"]}]), "steps.0.change_category"),
+    ],
+    ids=[
+        "turn-true",
+        "turn-float",
+        "trace-turn-true",
+        "trace-turn-float",
+        "guards-dropped",
+        "version-true",
+        "unknown-key",
+        "asked-shortened",
+        "answers-null",
+        "unregistered-flow",
+        "wrong-digest",
+        "step-value-a-list",
+    ],
+)
+def test_what_the_full_path_refuses_the_fast_path_refuses(
+    edit: Callable[[dict[str, Any]], object], field: str
+) -> None:
+    """JSON's true and 1.0 are no integers, nothing left out or added slips through, and the
+    refusal names the field as before."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Database"})
+    text = edited(machine.snapshot().model_dump_json(), edit)
+    assert snapshot_module._restored_json(text, REGISTRY, False, None) is None
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(text)
+    assert field == info.value.field
+
+
+def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
+    """A flow may name a question with more characters than a snapshot holds (200): its session
+    cannot be snapshotted, and a snapshot written for it by hand restores on neither path."""
+    flow = flow_from_data({"category_question": {"id": "c" * 201}})
+    registry = FlowRegistry(flow)
+    session = ClarificationMachine("Improve the feedback form", flow)._session
+    content = snapshot_module.derived_fields(session)
+    content.update(
+        intention=session.intention,
+        schema_version=snapshot_module.SCHEMA_VERSION,
+        flow_fingerprint=flow.fingerprint,
+        steps=session.steps,
+    )
+    content["digest"] = hashlib.sha256(snapshot_module._canonical(content)).hexdigest()
+    content["seal"] = None
+    text = json.dumps(content)
+    assert snapshot_module._restored_json(text, registry, False, None) is None
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(text, registry)
+    assert "asked_questions.0" == info.value.field
+
+
+def test_every_trace_step_the_table_writes_fits_a_snapshot() -> None:
+    """The fast path leaves the trace's guards unchecked: the table's rows fit TraceStep."""
+    for row in TABLE:
+        TraceStep(
+            turn=0,
+            trigger=row["trigger"],
+            source=row["source"],
+            dest=row["dest"],
+            guards=tuple(row["conditions"]),
+        )
+
+
+def test_the_fast_path_compares_every_field_of_the_snapshot() -> None:
+    """What a replay derives and what it does not (inputs, digest, seal) are every field: a
+    field added to the snapshot is compared, or the fast path never accepts."""
+    machine = ClarificationMachine("Improve the feedback form")
+    derived = snapshot_module.derived_fields(machine._session)
+    assert sorted(SessionSnapshot.model_fields) == sorted([*derived, *snapshot_module._UNDERIVED])
+
+
+@pytest.mark.parametrize("seal", [None, "0" * 64], ids=["unsealed", "wrongly-sealed"])
+def test_with_a_key_the_fast_path_takes_only_a_snapshot_sealed_under_it(seal: str | None) -> None:
+    """C11: the seal is checked on the fast path too; the refusal is InvalidSeal, as before."""
+    data = json.loads(at_turn_three().snapshot(seal=KEY).model_dump_json())
+    text = json.dumps({**data, "seal": seal})
+    assert snapshot_module._restored_json(text, REGISTRY, False, KEY) is None
+    with pytest.raises(InvalidSeal):
+        ClarificationMachine.from_snapshot(text, keys=KEY)

@@ -130,8 +130,9 @@ class ClarificationMachine:
         ``keys``, an unsealed or wrongly sealed one is InvalidSeal (C11).
         """
         flows = _registry(flow)
-        parsed = _snapshot.parse_snapshot(snapshot, flows, require_digest=require_digest, keys=keys)
-        return cls._of(_snapshot.restore(parsed, flows))
+        return cls._of(
+            _snapshot.restored(snapshot, flows, require_digest=require_digest, keys=keys)
+        )
 
     def migrate(self, target: Flow, *, force: bool = False) -> Migration:
         """This session's inputs replayed on ``target`` (C10): the session there, or where it

@@ -55,6 +55,7 @@ __all__ = [
     "parse_snapshot",
     "replay",
     "restore",
+    "restored",
     "snapshot_of",
     "trace_of",
 ]
@@ -138,21 +139,29 @@ def _trace_object(
     turn: int, trigger: str, source: str, dest: str, guards: tuple[str, ...]
 ) -> dict[str, Any]:
     """One trace step as the JSON object a snapshot holds."""
-    return {"dest": dest, "guards": guards, "source": source, "trigger": trigger, "turn": turn}
+    return {
+        "turn": turn,
+        "trigger": trigger,
+        "source": source,
+        "dest": dest,
+        "guards": list(guards),
+    }
 
 
 def _canonical(content: Mapping[str, Any]) -> bytes:
     """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
     for the signed fields of ``content``, written by pydantic-core: the same bytes
     (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md). Only
-    each step's answers need their keys sorted here; a new signed field holding an object must be
-    sorted too."""
+    each step's answers need their keys sorted here (one answer is in order as it stands); a new
+    signed field holding an object must be sorted too."""
     return pydantic_core.to_json(
         {
             "flow_fingerprint": content["flow_fingerprint"],
             "intention": content["intention"],
             "schema_version": content["schema_version"],
-            "steps": [dict(sorted(step.items())) for step in content["steps"]],
+            "steps": [
+                step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]
+            ],
         }
     )
 
@@ -243,7 +252,6 @@ def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
         flow_fingerprint=s.engine.flow.fingerprint,
         steps=s.steps,
     )
-    content["trace"] = [_trace_object(*step) for step in content["trace"]]
     canonical = _canonical(content)
     content["digest"] = hashlib.sha256(canonical).hexdigest()
     content["seal"] = seal.seal(canonical) if seal is not None else None
@@ -259,7 +267,9 @@ def trace_of(s: Session) -> tuple[TraceStep, ...]:
 
 
 def derived_fields(s: Session) -> dict[str, Any]:
-    """What a session's inputs derive, as a snapshot holds it (the trace as plain tuples)."""
+    """What a session's inputs derive, in the JSON form a snapshot holds it (lists for arrays,
+    a dict per trace step). The lists and the answers are the session's own: read, never
+    change them."""
     engine = s.engine
     position = s.position
     other_for = None
@@ -276,10 +286,12 @@ def derived_fields(s: Session) -> dict[str, Any]:
         "other_for": other_for,
         "turn": s.turn,
         "answers": s.answers,
-        "answered_questions": tuple(s.answers),
-        "asked_questions": tuple(s.asked),
-        "missing_info": missing_info_of(s),
-        "trace": tuple((turn, e.trigger, e.source, e.dest, e.guards) for turn, e in s.trace),
+        "answered_questions": list(s.answers),
+        "asked_questions": s.asked,
+        "missing_info": list(missing_info_of(s)),
+        "trace": [
+            _trace_object(turn, e.trigger, e.source, e.dest, e.guards) for turn, e in s.trace
+        ],
     }
 
 
@@ -306,8 +318,6 @@ def parse_snapshot(
     """
     if isinstance(data, SessionSnapshot):
         snapshot = data
-    elif (current := _as_current(data)) is not None:
-        snapshot = current
     else:
         snapshot = _validate(_migrate(_as_dict(data), flows or default_registry()))
     if keys is not None or snapshot.digest is not None:
@@ -326,17 +336,131 @@ def parse_snapshot(
     return snapshot
 
 
-def _as_current(data: object) -> SessionSnapshot | None:
-    """The snapshot JSON text ``data`` holds when it is valid as it stands in this schema version,
-    in one pass of pydantic's parser; else None, and the full path (parse, migrate, validate)
-    decides and names what is wrong. Measured in docs/performance.md."""
-    if not isinstance(data, str | bytes) or len(data) > MAX_SNAPSHOT_BYTES:
+def restored(
+    data: SessionSnapshot | str | bytes | dict[str, Any],
+    flows: FlowRegistry,
+    *,
+    require_digest: bool = False,
+    keys: SealKeys | None = None,
+) -> Session:
+    """:func:`parse_snapshot` then :func:`restore`: the session ``data`` restores to, or the
+    InvalidSnapshot (InvalidSeal, ...) naming what is wrong (C9, C10, C11)."""
+    session = _restored_json(data, flows, require_digest, keys)
+    if session is None:
+        parsed = parse_snapshot(data, flows, require_digest=require_digest, keys=keys)
+        session = restore(parsed, flows)
+    return session
+
+
+_LONG = 100_000  # _Value's limit
+_MAX_STEPS = 32
+_MAX_IDS = 64  # asked_questions, answered_questions, missing_info, trace
+_MAX_ANSWERS = 256
+_UNDERIVED: Final = (*_SIGNED_FIELDS, "digest", "seal")
+_TEXT: Final = frozenset((str, type(None)))  # a step's values: text, or null for blank
+
+
+def _restored_json(
+    data: object, flows: FlowRegistry, require_digest: bool, keys: SealKeys | None
+) -> Session | None:
+    """The session a full snapshot in JSON text of this schema version restores to, checked as
+    the full path checks it (structure, digest, seal, replay, every derived field) but on the
+    parsed JSON itself, without building a :class:`SessionSnapshot`; None for anything else or
+    anything in doubt, and the full path (:func:`parse_snapshot`, :func:`restore`) decides and
+    names what is wrong. It accepts only what the full path accepts, into the same session
+    (``tests/test_properties.py`` compares both on mutants, ``tests/test_snapshot.py`` case by
+    case). Measured in docs/performance.md (D173)."""
+    # No text longer than _Value's limit holds a string longer than it: decoding JSON never
+    # lengthens a string, so the long texts' limits need no check of their own below.
+    if (type(data) is not str and type(data) is not bytes) or len(data) > _LONG:
         return None
     try:
-        snapshot = SessionSnapshot.model_validate_json(data)
-    except ValidationError:
+        raw = pydantic_core.from_json(data, cache_strings="keys")
+    except ValueError:  # not JSON, or nested too deeply
         return None
-    return snapshot if snapshot.schema_version == SCHEMA_VERSION else None
+    if type(raw) is not dict or raw.get("state") is None:
+        return None  # not an object, or Preflights' four-field form
+    # The inputs, as strictly as the model takes them: the replay reads them.
+    intention = raw.get("intention")
+    fingerprint = raw.get("flow_fingerprint")
+    version = raw.get("schema_version", SCHEMA_VERSION)
+    steps = raw.get("steps", [])
+    digest = raw.get("digest")
+    seal = raw.get("seal")
+    if not (
+        type(intention) is str
+        and type(fingerprint) is str
+        and len(fingerprint) <= _SHORT
+        and type(version) is int
+        and version == SCHEMA_VERSION
+        and type(steps) is list
+        and len(steps) <= _MAX_STEPS
+        and (digest is None or (type(digest) is str and len(digest) <= _SHORT))
+        and (seal is None or (type(seal) is str and len(seal) <= _SHORT))
+    ):
+        return None
+    for step in steps:  # each step's answers: short keys, text or null values
+        if type(step) is not dict or not _fit(step) or not set(map(type, step.values())) <= _TEXT:
+            return None
+    if digest is None and require_digest:
+        return None
+    if keys is not None or digest is not None:
+        content = _canonical(
+            {
+                "flow_fingerprint": fingerprint,
+                "intention": intention,
+                "schema_version": version,
+                "steps": steps,
+            }
+        )
+        if keys is not None and (seal is None or not keys.verify(content, seal)):
+            return None
+        if digest is not None and digest != hashlib.sha256(content).hexdigest():
+            return None
+    flow = flows.get(fingerprint)
+    if flow is None:
+        return None
+    try:
+        s = replay(engine_for(flow), intention, steps)
+    except InvalidSnapshot:
+        return None
+    return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
+
+
+def _fit(texts: Iterable[str]) -> bool:
+    """Every text at most _SHORT characters; their total is the cheap test that suffices."""
+    return len("".join(texts)) <= _SHORT or max(map(len, texts)) <= _SHORT
+
+
+def _derives(raw: dict[str, Any], derived: dict[str, Any]) -> bool:
+    """True when the JSON object ``raw`` holds every field, and each derived one is, type for
+    type, what the replay derived (``derived``, from :func:`derived_fields`) and within the
+    model's limits; :func:`_check_derived` names the first that is not."""
+    # Every field present, none unknown, each derived one equal (answered_questions in the very
+    # order the session recorded them): anything else takes the full path, which applies the
+    # defaults and compares answered_questions without order (D37).
+    derived.update(zip(_UNDERIVED, map(raw.get, _UNDERIVED), strict=True))
+    if raw != derived or type(raw["turn"]) is not int:  # JSON's true and 1.0 equal 1
+        return False
+    for step in raw["trace"]:
+        if type(step["turn"]) is not int:
+            return False
+    # The limits what a replay derives can exceed: ids and names are the flow's, of any
+    # length, and a flow may have many. The turn cannot (one opens per step, steps are at
+    # most _MAX_STEPS), nor can the trace's guards (the table's, tests/test_snapshot.py).
+    asked, answered, missing = (
+        raw["asked_questions"],
+        raw["answered_questions"],
+        raw["missing_info"],
+    )
+    names = (derived["flow"], derived["category"] or "", derived["other_for"] or "")
+    return (
+        len(asked) <= _MAX_IDS
+        and len(answered) <= _MAX_IDS
+        and len(raw["trace"]) <= _MAX_IDS
+        and len(raw["answers"]) <= _MAX_ANSWERS
+        and _fit((*asked, *answered, *missing, *names))
+    )
 
 
 def _as_dict(data: object) -> dict[str, Any]:
@@ -425,13 +549,17 @@ def replay(engine: Engine, intention: str, steps: Iterable[Mapping[str, Any]]) -
 
 
 def _check_derived(snapshot: SessionSnapshot, derived: dict[str, Any]) -> None:
+    """InvalidSnapshot naming the first derived field (D38) the snapshot holds otherwise than
+    the replay derived it (``derived``, in JSON form)."""
     for field, value in derived.items():
         held = getattr(snapshot, field)
         if field == "trace":
-            held = tuple((t.turn, t.trigger, t.source, t.dest, t.guards) for t in held)
+            held = [_trace_object(t.turn, t.trigger, t.source, t.dest, t.guards) for t in held]
         elif field == "answered_questions":
             # The order answers were recorded in within one step carries no meaning (D37).
             held, value = sorted(held), sorted(value)
+        elif type(held) is tuple:
+            held = list(held)
         if held != value:
             raise InvalidSnapshot(
                 field, f"is {_short(held)}, but the session's inputs give {_short(value)}"
