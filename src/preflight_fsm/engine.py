@@ -64,12 +64,11 @@ class Engine:
         self.categories: dict[str, Category] = {c.name: c for c in flow.categories}
         self.hints: dict[str | None, Hint] = {c.name: c.hint for c in flow.categories}
         self.other_category_name = flow.other_category.name
-        self.primary_qid = {c.name: c.question.id for c in flow.categories}
         self.category_of_primary = {c.question.id: c.name for c in flow.categories}
         # What each position resolves, by its category (None: the category itself): the choice
         # question, and the free text owed for its "Other (specify)" (guards.py).
         self.choice_of: dict[str | None, str] = {None: self.category_qid}
-        self.choice_of.update(self.primary_qid)
+        self.choice_of.update((c.name, c.question.id) for c in flow.categories)
         self.text_of = {category: qid + OTHER_SUFFIX for category, qid in self.choice_of.items()}
         self._category_by_name = {match_key(name): name for name in self.categories}
 

@@ -37,6 +37,7 @@ from preflight_fsm.errors import (
     SnapshotVersionError,
 )
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, FlowRegistry, default_registry
+from preflight_fsm.guards import choice_key
 from preflight_fsm.session import Session
 from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD, StateName
 from preflight_fsm.turn import missing_info_of
@@ -272,13 +273,8 @@ def derived_fields(s: Session) -> dict[str, Any]:
     change them."""
     engine = s.engine
     position = s.position
-    other_for = None
-    if position.state == NEED_OTHER:
-        other_for = (
-            engine.category_qid
-            if position.category is None
-            else engine.primary_qid[position.category]
-        )
+    # NeedOther names the choice question whose "Other (specify)" text it waits for.
+    other_for = choice_key(s) if position.state == NEED_OTHER else None
     return {
         "flow": engine.flow.name,
         "state": position.state,
