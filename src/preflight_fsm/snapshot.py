@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -423,7 +423,7 @@ def _restored_json(
     return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
 
 
-def _fit(texts: Iterable[str]) -> bool:
+def _fit(texts: Collection[str]) -> bool:
     """Every text at most _SHORT characters; their total is the cheap test that suffices."""
     return len("".join(texts)) <= _SHORT or max(map(len, texts)) <= _SHORT
 
