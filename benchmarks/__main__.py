@@ -19,6 +19,7 @@ from pathlib import Path
 
 from benchmarks.cli import cli_figures
 from benchmarks.engine import engine_figures
+from benchmarks.instructions import instruction_figures
 from benchmarks.mcp import mcp_figures
 from benchmarks.memory import memory_figures
 from benchmarks.report import Figure, machine_info, table, write_docs, write_json
@@ -38,6 +39,7 @@ FULL = {
     "processes": max(2, os.cpu_count() or 2),
     "cli_rounds": 7,
     "mcp_sessions": 200,
+    "instr_calls": 2_000,
 }
 SMOKE = {
     "inner": 20,
@@ -50,6 +52,7 @@ SMOKE = {
     "processes": 2,
     "cli_rounds": 1,
     "mcp_sessions": 2,
+    "instr_calls": 20,
 }
 
 
@@ -64,7 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--only",
         default=None,
-        help="comma-separated groups: engine, memory, threads, stores, cli, mcp (default: all)",
+        help=(
+            "comma-separated groups: engine, instructions, memory, threads, stores, cli, mcp"
+            " (default: all)"
+        ),
     )
     parser.add_argument("--json", type=Path, default=None, help="where to write the JSON record")
     parser.add_argument(
@@ -87,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     s = settings
     groups: list[tuple[str, Callable[[], list[Figure]]]] = [
         ("engine", lambda: engine_figures(s["inner"], s["rounds"])),
+        ("instructions", lambda: instruction_figures(s["instr_calls"])),
         ("memory", lambda: memory_figures(s["live"], s["sessions"])),
         (
             "threads",

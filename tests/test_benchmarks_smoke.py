@@ -25,6 +25,15 @@ FIGURES = (
     "snapshot.restore",
     "snapshot.restore_step",
     "snapshot.restore_step.ratio",
+    *(
+        f"instructions.session.{scenario}.{figure}"
+        for scenario in ("shortcut", "two_phase", "other")
+        for figure in ("ours", "preflights", "ratio")
+    ),
+    "instructions.step",
+    "instructions.snapshot.restore",
+    "instructions.snapshot.restore_step",
+    "instructions.snapshot.restore_step.ratio",
     "memory.live_session",
     "memory.rss_growth",
     "threads.identical",
