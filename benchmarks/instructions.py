@@ -30,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from benchmarks.engine import Mismatch
 from benchmarks.report import Figure
 from benchmarks.workloads import LIVE, SCENARIOS, fresh, live_session, ours, theirs, theirs_adapter
 from preflight_fsm import ClarificationMachine
@@ -39,10 +40,6 @@ __all__ = ["instruction_figures"]
 ROOT = Path(__file__).resolve().parent.parent
 K = 1e-3
 _DRAIN = "consume_iterator"  # CPython's C function behind deque(iterable, maxlen=0)
-
-
-class Mismatch(AssertionError):
-    """A workload did something other than what its figure claims, or callgrind counted none."""
 
 
 def _workloads() -> Iterator[tuple[str, Callable[[], Any], Callable[[Any], object]]]:
