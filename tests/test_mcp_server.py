@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
@@ -371,17 +372,33 @@ def test_undecodable_bytes_over_stdio_get_an_error_result(tmp_path: Path) -> Non
         b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
         b'"require_clarification", "arguments": {"user_intention": "Add \xff\xfe login"}}}',
     ]
-    done = subprocess.run(
-        [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "s.sqlite3")],
-        input=b"\n".join(lines) + b"\n",
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    reply = next(r for r in replies if r.get("id") == 2)
+    # A client keeps stdin open until its replies are in: the SDK cancels in-flight requests at EOF.
+    stderr_path = tmp_path / "stdio.stderr"
+    with (
+        stderr_path.open("wb") as stderr,
+        subprocess.Popen(
+            [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "s.sqlite3")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        ) as server,
+    ):
+        assert server.stdin is not None
+        assert server.stdout is not None
+        watchdog = threading.Timer(60, server.kill)
+        watchdog.start()
+        try:
+            server.stdin.write(b"\n".join(lines) + b"\n")
+            server.stdin.flush()
+            lines_out = iter(server.stdout.readline, b"")
+            replies = (json.loads(line) for line in lines_out if line.strip())
+            reply = next(r for r in replies if r.get("id") == 2)
+            server.stdin.close()
+            server.wait()
+        finally:
+            watchdog.cancel()
     assert "undecodable_text" == reply["result"]["structuredContent"]["error"]["code"]
-    assert b"Traceback" not in done.stderr
+    assert b"Traceback" not in stderr_path.read_bytes()
 
 
 def test_get_session_of_an_unknown_id_is_an_error_result(http: HttpServer) -> None:
