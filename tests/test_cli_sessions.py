@@ -800,3 +800,48 @@ def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
     rows = _run(cwd, "list").stdout.splitlines()
     assert [older, "Done"] == rows[1].split()[:2]
     assert "ago" in rows[1]
+
+
+# -- issue 23: secrets, malformed URLs and phantom sessions on Redis --------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:{port}/0?password=topsecret",
+        "unix:///nonexistent/redis.sock?db=0&password=topsecret",
+        "unix://:topsecret@/nonexistent/redis.sock",
+        "redis://:topsecret@[::1/0",
+    ],
+    ids=["query-password", "unix-query-password", "unix-userinfo", "malformed"],
+)
+def test_no_redis_url_shows_its_password_and_each_is_a_store_error(cwd: Path, url: str) -> None:
+    """A password anywhere in a Redis URL (user part, ``password=`` in the query, ``unix://``) is
+    printed as ***; an unreachable or malformed URL exits as a store error, never an internal
+    one."""
+    done = _run(cwd, "list", "--store", url.format(port=free_port()), "--json")
+    assert "topsecret" not in done.stdout + done.stderr
+    assert (EXIT_STORE_UNAVAILABLE, "store_unavailable") == (
+        done.returncode,
+        json.loads(done.stdout)["error"],
+    )
+
+
+def test_a_redis_start_with_a_huge_expiry_leaves_a_session_that_expires(
+    cwd: Path, redis_url: str
+) -> None:
+    """`start --expire-after 1e300` on Redis either stores a session carrying a Redis TTL or
+    fails leaving nothing: never a session Redis keeps forever."""
+    import redis
+
+    flush(redis_url)
+    done = _run(cwd, "start", "Add OAuth login", "--store", redis_url, "--expire-after", "1e300")
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = client.keys("*")
+        ttls = [client.pttl(key) for key in keys]
+    finally:
+        client.close()
+    assert 0 == done.returncode, done.stderr
+    assert 1 == len(keys)
+    assert all(ttl > 0 for ttl in ttls), ttls
