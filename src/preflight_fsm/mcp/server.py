@@ -124,7 +124,9 @@ def serve(
 ) -> None:
     """Run ``server`` until its input ends (stdio) or it is stopped (HTTP, at ``/mcp``)."""
     if transport == "stdio":
-        anyio.run(server.run_stdio_async)
+        from preflight_fsm.mcp.stdio import run_stdio
+
+        anyio.run(run_stdio, server)
     elif transport == "http":
         anyio.run(
             lambda: server.run_streamable_http_async(

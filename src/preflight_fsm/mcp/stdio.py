@@ -1,0 +1,154 @@
+"""Serving MCP over stdio so that every request line gets a reply.
+
+The SDK's stdio transport drops a line it cannot read as a JSON-RPC message (a lone surrogate
+escape, JSON nested 5,000 deep, ``"params": "x"``, ``"jsonrpc": "1.0"``, an object as id): the
+client then waits for its own timeout. Over HTTP the same request gets a JSON-RPC error. Here each
+line is checked before the transport sees it, and one that fails is answered as the HTTP
+transport answers it (``-32700`` when it is no JSON, ``-32602`` when it is no JSON-RPC message),
+with the request's id when it can be read at the top level of the line; an id that is neither a
+string nor an integer, which both transports would take for a notification's extra member and
+never answer, gets ``-32600``. The SDK is not patched.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+from typing import Any, Final
+
+import anyio
+import mcp_types as types
+import pydantic_core
+from anyio.abc import ObjectSendStream
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+__all__ = ["checked", "request_id", "run_stdio"]
+
+_MAX_ID_CHARS: Final = 200  # an id is a short token; a longer "id" is not looked for
+
+
+def checked(line: str) -> types.JSONRPCError | None:
+    """None for a line the transport reads as a JSON-RPC message, else the error to reply."""
+    try:
+        raw = pydantic_core.from_json(line)
+    except ValueError as exc:
+        return _error(request_id(line), types.PARSE_ERROR, f"Parse error: {_why(line, exc)}")
+    if isinstance(raw, dict) and "id" in raw and type(raw["id"]) not in (int, str):
+        # Else read as a notification (which takes any extra member) and never answered.
+        return _error(
+            None, types.INVALID_REQUEST, "Invalid request: the id must be a string or an integer"
+        )
+    try:
+        types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
+    except ValidationError as exc:
+        problem = f"Validation error: {exc.error_count()} problem(s): " + "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'message'}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        return _error(request_id(line), types.INVALID_PARAMS, problem)
+    return None
+
+
+def _why(line: str, exc: ValueError) -> str:
+    """What is wrong with a line no JSON parser here takes, said plainly where it can be."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return str(exc)
+    # Python's parser takes what pydantic's refuses only for a lone surrogate escape.
+    return (
+        "a \\uD800-\\uDFFF escape without its pair is no character; send the text as UTF-8 "
+        "or as a surrogate pair"
+    )
+
+
+def request_id(line: str) -> int | str | None:
+    """The ``id`` member of the line's top-level object, if it is an integer or a string.
+
+    Read by scanning, without parsing the rest: the line may be JSON no parser takes (nested too
+    deep, a lone surrogate escape), yet its id is what lets the client match the error reply to
+    its request. None when there is none (or it is no valid id: an object, a float).
+    """
+    depth, i, size = 0, 0, len(line)
+    while i < size:
+        char = line[i]
+        if char == '"':
+            end = _string_end(line, i)
+            if depth == 1 and line[i : end + 1] == '"id"':
+                return _id_after(line, end + 1)
+            i = end + 1
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        i += 1
+    return None
+
+
+def _string_end(line: str, start: int) -> int:
+    """The index of the quote closing the JSON string that opens at ``start``."""
+    i = start + 1
+    while i < len(line) and line[i] != '"':
+        i += 2 if line[i] == "\\" else 1
+    return i
+
+
+def _id_after(line: str, i: int) -> int | str | None:
+    rest = line[i : i + _MAX_ID_CHARS + 8].lstrip()
+    if not rest.startswith(":"):
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(rest[1:].lstrip())
+    except ValueError:
+        return None
+    return value if type(value) in (int, str) else None
+
+
+def _error(request: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request, error=types.ErrorData(code=code, message=message)
+    )
+
+
+class _CheckedLines:
+    """Standard input's lines, those the transport cannot read answered here and held back."""
+
+    def __init__(self) -> None:
+        self.replies: ObjectSendStream[SessionMessage] | None = None
+        self.ready = anyio.Event()
+        # As the SDK reads stdin: UTF-8, undecodable bytes as U+FFFD (MCP-NOTES).
+        self._stdin = anyio.wrap_file(
+            TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        )
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._stdin:
+            if not line.strip():
+                continue
+            error = checked(line)
+            if error is None:
+                yield line
+                continue
+            await self.ready.wait()
+            assert self.replies is not None  # set before ready
+            await self.replies.send(SessionMessage(error))
+
+
+async def run_stdio(server: MCPServer[Any]) -> None:
+    """Run ``server`` over stdin and stdout until stdin ends (``MCPServer.run_stdio_async``,
+    with every line checked first)."""
+    lines = _CheckedLines()
+    # The transport takes any async iterable of lines as its stdin.
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lines.replies = write_stream
+        lines.ready.set()
+        lowlevel = server._lowlevel_server  # what run_stdio_async runs, with our transport
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -1,0 +1,113 @@
+"""mcp/stdio.py: over stdio, every request line gets a reply, a malformed one a JSON-RPC error.
+
+The SDK's own client cannot send these lines (it refuses to encode a lone surrogate and builds
+only valid messages), so the server runs as a real subprocess fed raw lines.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from mcp_servers import PREFLIGHT_FSM
+from preflight_fsm.mcp.stdio import checked, request_id
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+DEEP = "[" * 5000 + "]" * 5000
+CALL = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_session",'
+
+MALFORMED = {
+    "lone-surrogate-escape": (CALL + '"arguments":{"session_id":"\\ud800"}}}', 7, -32700),
+    "5000-deep-arguments": (CALL + '"arguments":{"x":' + DEEP + "}}}", 7, -32700),
+    "params-not-an-object": (
+        '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":"x"}', 8, -32602
+    ),
+    "jsonrpc-1.0": ('{"jsonrpc":"1.0","id":9,"method":"tools/list"}', 9, -32602),
+    "object-id": ('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', None, -32600),
+}  # fmt: skip
+
+
+def _forward(lines: IO[str], into: queue.Queue[str]) -> None:
+    for line in lines:
+        into.put(line)
+
+
+def _replies(lines: list[str], cwd: Path, wanted: int) -> list[dict[str, Any]]:
+    """The server's first ``wanted`` replies to ``lines``, read before its input ends (the SDK
+    cancels what is in flight at end of input); queue.Empty after 30 s without one."""
+    with subprocess.Popen(
+        [PREFLIGHT_FSM, "mcp", "--store", str(cwd / "s.sqlite3")],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        try:
+            server.stdin.write("\n".join(lines) + "\n")
+            server.stdin.flush()
+            # Read by a thread, so that a reply that never comes fails the test, not hangs it.
+            received: queue.Queue[str] = queue.Queue()
+            threading.Thread(target=_forward, args=(server.stdout, received), daemon=True).start()
+            replies = [json.loads(received.get(timeout=30)) for _ in range(wanted)]
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+    return replies
+
+
+@pytest.mark.parametrize(("line", "expected_id", "code"), MALFORMED.values(), ids=MALFORMED)
+def test_a_malformed_request_over_stdio_gets_an_error_reply(
+    tmp_path: Path, line: str, expected_id: int | None, code: int
+) -> None:
+    """Issue 23: the request gets a JSON-RPC error carrying its id (when it has a valid one),
+    as over HTTP, instead of no reply; the server goes on answering the next request."""
+    after = '{"jsonrpc":"2.0","id":10,"method":"tools/list"}'
+    lines = [json.dumps(INITIALIZE), json.dumps(INITIALIZED), line, after]
+    initialized, error, listed = _replies(lines, tmp_path, 3)
+    assert 0 == initialized["id"]
+    assert (expected_id, code) == (error["id"], error["error"]["code"])
+    assert (10, True) == (listed["id"], "result" in listed)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"jsonrpc":"2.0","id":3,"params":{"id":"inner"}}', 3),
+        ('{"params":{"id":"inner"},"id":"outer"}', "outer"),
+        ('{"params":{"s":"\\"id\\": 9"},"id": 4 }', 4),
+        ('{"id":{"a":1}}', None),
+        ('{"id":1.5}', None),
+        ('{"x":' + DEEP + ',"id":12}', 12),
+        ("not json", None),
+    ],
+    ids=["first", "after-nested-id", "id-inside-a-string", "object", "float", "after-deep",
+         "no-json"],
+)  # fmt: skip
+def test_request_id_reads_the_top_level_id_only(line: str, expected: int | str | None) -> None:
+    """The id is read from the top-level object by scanning: nested "id" members and strings
+    holding "id" are skipped, and a line too deep for any parser still yields it."""
+    assert expected == request_id(line)
+
+
+def test_a_valid_message_passes_unchecked() -> None:
+    """A line the SDK reads as a message is left to it."""
+    assert None is checked(json.dumps(INITIALIZE))
