@@ -282,3 +282,41 @@ def test_after_the_shortcut_another_category_is_a_conflict_never_dropped(value: 
     issue = feedback["issues"]["invalid"][0]
     assert "change_category" == issue["field"]
     assert "already resolved: 'Authentication'" in issue["problem"]
+
+
+# -- issue 23: a relabelled "Other (specify)" (C2) -----------------------------------------------
+
+
+def _relabelled() -> Any:
+    from preflight_fsm.flow import flow_from_data
+
+    return flow_from_data({"other_option": "Something else"})
+
+
+def test_the_canonical_other_works_on_a_flow_that_relabels_it() -> None:
+    """C2: with other_option = "Something else", the spec's own shape {"qid": "Other (specify)",
+    "qid__other": text} still completes the session with the text."""
+    machine = ClarificationMachine("Migrate the database", _relabelled())
+    turn = machine.step({"db_type": OTHER, "db_type__other": "KaiOS"})
+    assert turn.patch is not None
+    assert (("Type", "KaiOS"),) == turn.patch.fields
+
+
+def test_the_label_of_other_is_recorded_as_the_canonical_value() -> None:
+    """C2: choosing the label a person sees records "Other (specify)" and owes its text; the
+    label never becomes a patch value."""
+    machine = ClarificationMachine("Migrate the database", _relabelled())
+    turn = machine.step({"db_type": "something ELSE"})
+    assert ("NeedOther", OTHER) == (turn.state, machine.answers["db_type"])
+
+
+def test_a_relabelled_flow_still_lists_the_canonical_other() -> None:
+    """C2: the questions end with the canonical "Other (specify)", the companion depends on it;
+    only a person's rendering shows the label."""
+    from preflight_fsm.cli.render import render_turn
+
+    flow = _relabelled()
+    machine = ClarificationMachine("Migrate the database", flow)
+    choice, companion = machine.turn.questions
+    assert (OTHER, OTHER) == ((choice.options or ())[-1], companion.depends_on_value)
+    assert render_turn(machine.turn, flow).endswith("4. Something else")

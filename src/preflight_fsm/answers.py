@@ -12,7 +12,7 @@ from typing import Any
 
 from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
-from preflight_fsm.flow import OTHER_SUFFIX, Flow
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 
 __all__ = ["AnswerRules", "Merge"]
 
@@ -42,9 +42,11 @@ class AnswerRules:
     )
 
     def __init__(self, flow: Flow) -> None:
-        self.other = flow.other_option
+        # C2: the canonical value, whatever label the flow shows; the label is accepted as it.
+        self.other = OTHER_OPTION
+        label = flow.other_option
         self.category_qid = flow.category_question.id
-        self.other_names = frozenset({_text.match_key(self.other), "other"})
+        self.other_names = frozenset({_text.match_key(self.other), "other", _text.match_key(label)})
         self.limits = flow.limits
         self.placeholders = frozenset(_text.match_key(p) for p in flow.placeholders)
         self.placeholder_skeletons = frozenset(
@@ -59,10 +61,9 @@ class AnswerRules:
         self.option_names: dict[str, tuple[str, ...]] = {}  # as written, for look-alike checks
         for qid, options in choices.items():
             table = {_text.match_key(o): o for o in options}
-            table[_text.match_key(self.other)] = self.other
-            table.setdefault("other", self.other)
+            table.update(dict.fromkeys(self.other_names, self.other))
             self.choice_options[qid] = table
-            self.option_names[qid] = (*options, self.other)
+            self.option_names[qid] = tuple(dict.fromkeys((*options, label, self.other)))
         self.companion_of = {f"{qid}{OTHER_SUFFIX}": qid for qid in choices}
         for companion, base in self.companion_of.items():
             # A text for "Other (specify)" that only looks like one of the options is refused.
@@ -75,10 +76,10 @@ class AnswerRules:
         max_chars = self.limits.max_answer_chars
         self.requirement: dict[str, str] = {}
         for qid, options in choices.items():
-            listed = ", ".join((*options, self.other))
-            self.requirement[qid] = f"one of: {listed} (or your own text, as for {self.other})"
+            listed = ", ".join((*options, label))
+            self.requirement[qid] = f"one of: {listed} (or your own text, as for {label})"
         for qid in self.companion_of:
-            self.requirement[qid] = f"the text for {self.other}, at most {max_chars} characters"
+            self.requirement[qid] = f"the text for {label}, at most {max_chars} characters"
         for qid in self.free_text:
             self.requirement[qid] = f"text of at most {max_chars} characters"
 

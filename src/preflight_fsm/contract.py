@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 
 from pydantic import BaseModel
 
-from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow, default_flow
 
 __all__ = [
     "RULES",
@@ -184,10 +184,10 @@ def _check_questions(questions: list[dict[str, Any]], flow: Flow) -> list[Violat
         if qid in by_id:
             found.append(Violation("C2-question", "is asked twice in one turn", qid))
         by_id[qid] = q
-        found += _check_question(qid, q, flow.other_option)
+        found += _check_question(qid, q, OTHER_OPTION)
     for qid, q in by_id.items():
         if q.get("type") in _CHOICE_TYPES:
-            found += _check_companion(qid, by_id.get(f"{qid}{OTHER_SUFFIX}"), flow.other_option)
+            found += _check_companion(qid, by_id.get(f"{qid}{OTHER_SUFFIX}"), OTHER_OPTION)
         parent = q.get("depends_on_question_id")
         if parent is not None:
             if qid != f"{parent}{OTHER_SUFFIX}":
@@ -297,7 +297,7 @@ def _asks_category(questions: list[dict[str, Any]], missing: tuple[str, ...], fl
             return True
         options = q.get("options")
         if q.get("type") in _CHOICE_TYPES and _is_sequence(options):
-            listed = {_clean(str(o)) for o in options if o != flow.other_option}
+            listed = {_clean(str(o)) for o in options if o != OTHER_OPTION}
             if len(listed) >= 2 and listed <= names:
                 return True
     return False
@@ -449,13 +449,13 @@ def check_decision_patch(
             found.append(Violation("C6-empty", "has an empty value", name))
         elif _clean(value) in placeholders:
             found.append(Violation("C6-placeholder", f"holds the placeholder {value!r}", name))
-        elif _clean(value) in (_clean(flow.other_option), "other"):
+        elif _clean(value) in (_clean(flow.other_option), _clean(OTHER_OPTION), "other"):
             found.append(
                 Violation("C6-placeholder", f"holds {value!r} instead of the user's text", name)
             )
     found += _check_schema(category, fields, schema, flow)
     if answers is not None:
-        found += _check_provenance(fields, answers, intention, flow.other_option)
+        found += _check_provenance(fields, answers, intention, OTHER_OPTION)
     return found
 
 

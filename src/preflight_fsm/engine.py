@@ -14,7 +14,7 @@ from typing import Any
 
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
-from preflight_fsm.flow import OTHER_SUFFIX, Category, Flow, Hint
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Category, Flow, Hint
 from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.session import Session, TraceEntry
@@ -104,7 +104,7 @@ class Engine:
 
     def _build_questions(self) -> dict[tuple[type, str | None], tuple[Question, ...]]:
         flow = self.flow
-        other = flow.other_option
+        other = OTHER_OPTION  # C2: the canonical value; a person sees flow.other_option (cli)
 
         def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[Question, ...]:
             return (

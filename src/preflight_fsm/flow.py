@@ -21,6 +21,7 @@ from preflight_fsm.text import match_key, refused
 
 __all__ = [
     "DEFAULT_FLOW_FILE",
+    "OTHER_OPTION",
     "OTHER_SUFFIX",
     "Category",
     "CategoryQuestion",
@@ -39,6 +40,10 @@ __all__ = [
 
 MAX_FLOW_FILE_BYTES: Final = 1024 * 1024
 """A flow file is read up to this size (the default flow is about 6 KB); a larger one is refused."""
+
+OTHER_OPTION: Final = "Other (specify)"
+"""The canonical "Other (specify)" (C2): the value every question lists, answers record and
+snapshots keep, whatever label a flow's ``other_option`` shows a person."""
 
 OTHER_SUFFIX = "__other"
 """Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
@@ -110,7 +115,8 @@ class Flow(_Frozen):
     """A complete clarification flow. Checked when built: ids are unique, names do not clash."""
 
     name: str = Field(default="default", min_length=1)
-    other_option: str = Field(default="Other (specify)", min_length=1)
+    other_option: str = Field(default=OTHER_OPTION, min_length=1)
+    """The label a person sees for "Other (specify)"; its value stays OTHER_OPTION (C2)."""
     category_question: CategoryQuestion = CategoryQuestion()
     other_category: OtherCategory = OtherCategory()
     categories: tuple[Category, ...] = ()
@@ -143,14 +149,14 @@ class Flow(_Frozen):
             problems.append("category names are not unique: " + ", ".join(clashing))
             offending += clashing
 
-        other = match_key(self.other_option)
+        others = {match_key(self.other_option), match_key(OTHER_OPTION), "other"}
         for category in self.categories:
             options = [match_key(o) for o in category.question.options]
             bad = sorted({o for o in category.question.options if options.count(match_key(o)) > 1})
             if bad:
                 problems.append(f"{category.question.id}: options are not unique: {', '.join(bad)}")
                 offending.append(category.question.id)
-            if other in options or "other" in options:
+            if others.intersection(options):
                 problems.append(
                     f"{category.question.id}: lists {self.other_option!r} itself; "
                     "it is appended to every choice question"

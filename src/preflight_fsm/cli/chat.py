@@ -77,9 +77,9 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
         if not first:
             write("")
         first = False
-        write(render_turn(turn))
+        write(render_turn(turn, machine.flow))
         try:
-            reply = parse_reply(turn, read_line(PROMPT))
+            reply = parse_reply(turn, read_line(PROMPT), machine.flow.other_option)
             if reply.confirm_decline and read_line(DECLINE_PROMPT).strip().casefold() not in {
                 "y",
                 "yes",

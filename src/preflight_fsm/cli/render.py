@@ -40,11 +40,16 @@ def question_texts(flow: Flow | None = None) -> dict[str, str]:
     return texts
 
 
-def render_turn(turn: Turn) -> str:
-    """The turn's visible question, its options numbered from 1 (the last is "Other (specify)")."""
+def render_turn(turn: Turn, flow: Flow | None = None) -> str:
+    """The turn's visible question, its options numbered from 1 (the last is "Other (specify)",
+    shown as the flow's label for it, C2)."""
+    from preflight_fsm.flow import OTHER_OPTION
+
     question = visible_question(turn)
+    label = OTHER_OPTION if flow is None else flow.other_option
+    shown = [label if option == OTHER_OPTION else option for option in question.options or ()]
     lines = [question.question]
-    lines += [f"  {n}. {option}" for n, option in enumerate(question.options or (), start=1)]
+    lines += [f"  {n}. {option}" for n, option in enumerate(shown, start=1)]
     return "\n".join(lines)
 
 

@@ -82,11 +82,11 @@ def choice_value(question: Question, typed: str) -> str:
     return options[number - 1]
 
 
-def parse_reply(turn: Turn, text: str) -> Reply:
+def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
     """The answers one line of input gives the turn's visible question (module docstring).
 
-    Picking "Other (specify)", by number or by name, asks its companion next (C2). Raises
-    RefusedReply (ChoiceOutOfRange for a number that is no option).
+    Picking "Other (specify)", by number, by name or by the flow's ``label`` for it, asks its
+    companion next (C2). Raises RefusedReply (ChoiceOutOfRange for a number that is no option).
     """
     question = visible_question(turn)
     _check_decodable(text)
@@ -99,7 +99,8 @@ def parse_reply(turn: Turn, text: str) -> Reply:
     companion = _companion(turn, question)
     if companion is not None and companion.depends_on_value is not None:
         other = companion.depends_on_value
-        if value.strip().casefold() in {other.casefold(), _OTHER_ALIAS}:
+        names = {other.casefold(), _OTHER_ALIAS, (label or other).casefold()}
+        if value.strip().casefold() in names:
             return Reply({question.id: other}, follow_up=companion)
     return Reply({question.id: value})
 

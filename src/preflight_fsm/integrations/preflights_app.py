@@ -37,7 +37,7 @@ from preflights.application.types import (
     Session,
 )
 
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX
 from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
 from preflight_fsm.integrations.preflights_position import Position, log_position
 from preflight_fsm.integrations.preflights_sessions import record_round, recorded_rounds
@@ -167,8 +167,8 @@ class FsmPreflightsApp(PreflightsApp):
         log_position("continue_preflight: stopped", where)
         key = where.turn.missing_info[0] if where.turn.missing_info else "change_category"
         given = merged.get(f"{key}{OTHER_SUFFIX}", merged.get(key))
-        other = self._engine.flow.other_option.casefold()
-        if given is None or str(given).strip().casefold() in (other, "other"):
+        others = {self._engine.flow.other_option.casefold(), OTHER_OPTION.casefold(), "other"}
+        if given is None or str(given).strip().casefold() in others:
             reason = f"the turn budget ran out before {key} was answered (C3)"
         else:
             reason = f"{key} was declined: {given!r} is no usable answer (C5)"

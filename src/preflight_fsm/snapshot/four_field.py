@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from preflight_fsm.engine import Engine
 from preflight_fsm.errors import InvalidSnapshot
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot.model import SessionSnapshot
 from preflight_fsm.snapshot.replay import replay
@@ -36,7 +36,7 @@ def restore_four_field(engine: Engine, snap: SessionSnapshot) -> Session:
             raise InvalidSnapshot(field, "holds ids this flow does not know: " + ", ".join(strange))
     key = snap.missing_info[0]
     text_owed = key in snap.answered_questions
-    other = engine.flow.other_option
+    other = OTHER_OPTION
     named = engine.keywords.only_category(snap.intention)
     steps: list[dict[str, str | None]] = []
     if key == engine.category_qid:

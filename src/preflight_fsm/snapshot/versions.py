@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotVersionError
-from preflight_fsm.flow import OTHER_SUFFIX, FlowRegistry
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, FlowRegistry
 from preflight_fsm.snapshot.model import SCHEMA_VERSION, canonical
 from preflight_fsm.snapshot.seal import SealKeys
 
@@ -149,7 +149,7 @@ def _v1_to_v2(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
             owed = key
         given[key] = answers.get(key)
         text = key + OTHER_SUFFIX
-        if dest != "NeedOther" and answers.get(key) == flow.other_option and text in answers:
+        if dest != "NeedOther" and answers.get(key) == OTHER_OPTION and text in answers:
             given[text] = answers[text]
     ordered = [steps[k] for k in sorted(steps)]
     rest = {k: v for k, v in answers.items() if not any(k in g for g in ordered)}
