@@ -9,7 +9,7 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format diagrams bench bench-instructions bench-smoke fuzz preflights-suite clean
+.PHONY: run test check format diagrams bench bench-instructions bench-smoke fuzz sim preflights-suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,15 @@ bench-smoke: $(STAMP)
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -p no:cacheprovider -q \
 		--hypothesis-show-statistics tests/test_properties.py tests/test_text.py
+
+# The seeded fault simulator of the session layer (tests/sim.py): SEEDS seeded runs per backend,
+# SIM_SESSIONS random sessions each, under injected store faults; prints what the runs did and
+# every failure with its seed (the same seed repeats it exactly). `make test` runs a few.
+SEEDS ?= 200
+SIM_SESSIONS ?= 40
+SIM_BACKENDS ?= memory,sqlite,redis
+sim: $(STAMP)
+	$(BIN)/python tests/sim.py --seeds $(SEEDS) --sessions $(SIM_SESSIONS) --backends $(SIM_BACKENDS)
 
 # Preflights 1.1.4's own test suite with its mock routed to preflight-fsm, in a venv of its own
 # (the 1.x mcp SDK its server needs); downloads Preflights' sdist for its tests (docs/preflights.md).
