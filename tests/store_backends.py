@@ -17,23 +17,15 @@ import pytest
 
 from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER
+from preflight_fsm.store.faults import SimClock
 from redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 DURABLE_BACKENDS = ("sqlite", "redis")
 
 
-class FakeClock:
-    """An injectable clock that moves only when told: expiry tests never sleep."""
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+FakeClock = SimClock
+"""An injectable clock that moves only when told: expiry tests never sleep."""
 
 
 def open_backend(
