@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from mcp_servers import PREFLIGHT_FSM
+import pytest
+
+from mcp_servers import PREFLIGHT_FSM, free_port
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -62,3 +64,25 @@ def test_a_busy_http_port_is_a_usage_error_not_refused_answers(tmp_path: Path) -
     assert 2 == done.returncode
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_http_server_that_fails_to_start_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the port is taken between the check and the server's bind, the HTTP server's own
+    startup failure (SystemExit 3) ends the command with exit 2, naming the port."""
+    from typer.testing import CliRunner
+
+    import preflight_fsm.mcp
+    from preflight_fsm.cli import app
+    from preflight_fsm.cli import mcp as _mcp  # noqa: F401 - registers the command
+
+    def fail_to_start(*_: object) -> None:
+        raise SystemExit(3)
+
+    monkeypatch.setattr(preflight_fsm.mcp, "serve", fail_to_start)
+    monkeypatch.chdir(tmp_path)
+    port = free_port()
+    result = CliRunner().invoke(app, ["mcp", "--transport", "http", "--port", str(port)])
+    assert 2 == result.exit_code
+    assert f"could not start on 127.0.0.1:{port}" in result.stderr

@@ -110,7 +110,7 @@ def mcp_command(
     if why is not None:
         typer.echo(f"preflight-fsm: {why}", err=True)
         raise typer.Exit(2)
-    from preflight_fsm.mcp import build_server, serve
+    from preflight_fsm.mcp import build_server
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
     if chosen == "http":
@@ -123,8 +123,7 @@ def mcp_command(
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, chosen, host, port)
+        _serve(server, chosen, host, port)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
@@ -135,7 +134,23 @@ def mcp_command(
         # servers sharing a store and keys serve each other's sessions and rounds.
         sessions = Sessions(opened, flow=loaded, keys=keys)
         server = build_server(sessions, request_state_keys=keys.keys if keys else ())
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, chosen, host, port)
+        _serve(server, chosen, host, port)
     finally:
         opened.close()
+
+
+def _serve(server: Any, transport: Literal["stdio", "http"], host: str, port: int) -> None:
+    """Serve until stopped; the HTTP server's own startup failure (it exits 3, the code of
+    refused answers, when the port was taken after :func:`_check_listenable`) as exit 2."""
+    from preflight_fsm.mcp import serve
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, transport, host, port)
+    except SystemExit as stopped:
+        if stopped.code in (0, None):
+            raise
+        raise usage_error(
+            f"the HTTP server could not start on {host}:{port} (its log above says why): "
+            "pass another --port (or --host), or stop what listens there"
+        ) from None
