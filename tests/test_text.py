@@ -158,11 +158,13 @@ def test_refused_names_each_refused_code_point(raw: str, expected: tuple[str, ..
         "\u2229\ufe00",
         "\u8c48\ufe00",
         "\u1820\u180b",
+        "\U0001f680" + VS16,
     ],
     ids=["tab-newline", "accented-latin", "cyrillic", "japanese", "arabic", "emoji-vs16",
          "zwj-technologist", "zwj-family", "zwj-rainbow-flag", "zwj-skin-tone",
          "zwj-heart-on-fire", "zwj-man-running", "keycap", "emoji-text-style",
-         "standardized-math-variant", "cjk-compatibility-variant", "mongolian-free-variant"],
+         "standardized-math-variant", "cjk-compatibility-variant", "mongolian-free-variant",
+         "emoji-style-on-any-emoji"],
 )  # fmt: skip
 def test_refused_accepts_text_and_emoji_sequences(raw: str) -> None:
     """C5: ordinary text in any script, emoji and ZWJ inside emoji sequences are not refused."""
@@ -483,8 +485,16 @@ _SEQUENCES = {
 }
 
 
+_EMOJI = regex.compile(r"\p{Emoji}")
+
+
 def _ends_a_sequence(value: str, i: int) -> bool:
-    return i >= 1 and value[i - 1 : i + 1] in _SEQUENCES
+    """A listed variation sequence, or an emoji's text or emoji style."""
+    if i < 1:
+        return False
+    if value[i] in "\ufe0e\ufe0f" and _EMOJI.match(value[i - 1]):
+        return True
+    return value[i - 1 : i + 1] in _SEQUENCES
 
 
 @given(ANY_TEXT)

@@ -102,7 +102,8 @@ def refused(text: str) -> tuple[str, ...]:
     characters), except U+200D joining emoji (D141); every Default_Ignorable_Code_Point (U+034F,
     the Hangul fillers U+115F, U+1160, U+3164, U+FFA0); the braille blank U+2800; and a
     Variation_Selector that does not end a sequence of StandardizedVariants.txt or
-    emoji-variation-sequences.txt (a payload of selectors after ``Solid``).
+    emoji-variation-sequences.txt, nor follows an emoji as its style (U+FE0E, U+FE0F): a
+    payload of selectors after ``Solid`` is refused.
     """
     if text.isascii():
         # Printable ASCII (most text) holds none; else only the controls of _ASCII_REFUSED count.
@@ -135,14 +136,22 @@ def _stray_selectors(text: str, variation: re.Pattern[str]) -> set[str]:
     """The variation selectors of ``text`` that end no sanctioned sequence (C5).
 
     A selector only picks a glyph for the character before it, and only in the sequences Unicode
-    lists; anywhere else it renders as nothing and can carry a hidden payload, one byte each.
+    lists, or as the text or emoji style (U+FE0E, U+FE0F) of an emoji; anywhere else it renders
+    as nothing and can carry a hidden payload, one byte each.
     """
     sequences = _variation_sequences()
-    return {
-        m.group()
-        for m in variation.finditer(text)
-        if text[max(m.start() - 1, 0) : m.end()] not in sequences
-    }
+    found = set()
+    for m in variation.finditer(text):
+        pair = text[max(m.start() - 1, 0) : m.end()]
+        if pair in sequences:
+            continue
+        if m.group() in _STYLES and len(pair) == 2 and _patterns().emoji.match(pair[0]):
+            continue
+        found.add(m.group())
+    return found
+
+
+_STYLES = frozenset("\ufe0e\ufe0f")  # VS15, VS16: text and emoji presentation
 
 
 _SHOWN = 6  # a problem names at most this many code points, then counts the rest
@@ -230,6 +239,8 @@ class _Patterns:
     """A U+200D that joins no emoji (D141)."""
     variation: re.Pattern[str]
     """A Variation_Selector (sanctioned only in listed sequences)."""
+    emoji: regex.Pattern[str]
+    """A character with Unicode's Emoji property (it may take U+FE0E or U+FE0F)."""
     scripted: regex.Pattern[str]
     """A character of some script (not Common nor Inherited)."""
     not_latin: regex.Pattern[str]
@@ -269,6 +280,7 @@ def _patterns() -> _Patterns:
         ),
         # Unicode's Variation_Selector property; three runs, so the stdlib class stays cheap.
         variation=re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]"),
+        emoji=regex.compile(r"\p{Emoji}"),
         scripted=regex.compile(rf"[^{_NEUTRAL}]"),
         not_latin=regex.compile(rf"[^{_NEUTRAL}\p{{scx=Latn}}]"),
         word=regex.compile(r"[\p{L}\p{M}\p{N}]+"),
