@@ -243,11 +243,14 @@ class SqliteStore(SessionStore):
         with self._lock:
             if self._db is not None:
                 # Best effort (a closed or replaced store, a busy one): the mark then stays, and
-                # only a copy made without the -wal is refused for it.
+                # only a copy made without the -wal is refused for it. A store not marked (a
+                # process that only read it) is left untouched: closing writes nothing.
                 with contextlib.suppress(sqlite3.Error, OSError, StoreUnavailable):
-                    if self._stateful and not self._db.in_transaction:
+                    db, identity = self._db, self._identity
+                    if self._stateful and not db.in_transaction and identity is not None:
                         self._check_identity()
-                        _wal.mark_not_in_use(self._db, self._transaction)
+                        if _wal.in_use(db, identity):
+                            _wal.mark_not_in_use(db, self._transaction)
                 self._db.close()
 
     # -- the interface -------------------------------------------------------------------------
