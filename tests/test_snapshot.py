@@ -145,7 +145,7 @@ def test_a_trace_the_inputs_do_not_take_is_refused() -> None:
     assert "trace" == info.value.field
 
 
-@pytest.mark.parametrize("version", [0, 3, "1", None])
+@pytest.mark.parametrize("version", [0, 4, "1", None])
 def test_unknown_schema_versions_are_refused(version: Any) -> None:
     """C9: a schema_version this release cannot read or migrate raises SnapshotVersionError."""
     data = tampered(as_dict(in_need_other()), schema_version=version)
@@ -163,21 +163,21 @@ def test_a_missing_schema_version_means_the_current_one() -> None:
 
 
 @pytest.fixture
-def version_two(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pretend the format moved to version 3, which renamed ``other_for`` to ``awaiting``."""
+def version_four(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend the format moved to version 4, which renamed ``other_for`` to ``awaiting``."""
 
     def upgrade(data: dict[str, Any], flows: object) -> dict[str, Any]:
         data["awaiting"] = data.pop("other_for", None)
         return data
 
-    monkeypatch.setattr(snapshot_versions, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(snapshot_versions.MIGRATIONS, 2, upgrade)
-    monkeypatch.setitem(snapshot_versions.SIGNED_CONTENT, 2, snapshot_model.canonical)
+    monkeypatch.setattr(snapshot_versions, "SCHEMA_VERSION", 4)
+    monkeypatch.setitem(snapshot_versions.MIGRATIONS, 3, upgrade)
+    monkeypatch.setitem(snapshot_versions.SIGNED_CONTENT, 3, snapshot_model.canonical)
 
 
-def test_migrations_run_in_order_before_validation(version_two: None) -> None:
+def test_migrations_run_in_order_before_validation(version_four: None) -> None:
     """C9: older versions go through the MIGRATIONS registry before validation."""
-    data = tampered(as_dict(in_need_other()), schema_version=2)
+    data = tampered(as_dict(in_need_other()), schema_version=3)
     with pytest.raises(InvalidSnapshot) as info:
         snapshot_module.parse_snapshot(data)
     # The migrated dict reached validation: the current model knows no `awaiting` key.
@@ -565,7 +565,7 @@ def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
     machine = ClarificationMachine(f"Refactor {text}")
     machine.step({"change_category": "Database", "db_orm": text[:40]})
     snapshot = machine.snapshot()
-    inputs = {"flow_fingerprint", "intention", "schema_version", "steps"}
+    inputs = {"answered_by", "flow_fingerprint", "intention", "schema_version", "steps"}
     content = snapshot.model_dump(mode="json", include=inputs)
     expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert expected.encode() == snapshot_module.canonical_content(snapshot)
@@ -727,6 +727,7 @@ def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
         schema_version=snapshot_module.SCHEMA_VERSION,
         flow_fingerprint=flow.fingerprint,
         steps=session.steps,
+        answered_by=session.answered_by,
     )
     content["digest"] = hashlib.sha256(snapshot_model.canonical(content)).hexdigest()
     content["seal"] = None
