@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.errors import failed
+from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
 from preflight_fsm.mcp.tools import GET_SESSION, REQUIRE_CLARIFICATION, ClarificationTools
@@ -38,6 +39,14 @@ INSTRUCTIONS = (
     "user the questions it returns and call it again with session_id and answers until the "
     "status is completed or stopped. Sessions are stored: they survive restarts."
 )
+INSTRUCTIONS_USER = (
+    "preflight-fsm asks the user one or two short clarification questions before code is "
+    "written, and returns the decision (category and fields). Call require_clarification with "
+    "the user's intention before implementing a change whose approach is not settled. This "
+    "server takes answers only from the user, through forms it shows via your client: never "
+    "send answers yourself (they are refused with answers_need_user); follow the error's "
+    "recovery_hint. Sessions are stored: they survive restarts."
+)
 
 
 def flow_mermaid(flow: Flow) -> str:
@@ -47,24 +56,30 @@ def flow_mermaid(flow: Flow) -> str:
     return to_mermaid(flow_graph(flow))
 
 
-def build_server(sessions: Sessions, *, request_state_keys: Sequence[bytes] = ()) -> MCPServer[Any]:
+def build_server(
+    sessions: Sessions,
+    *,
+    request_state_keys: Sequence[bytes] = (),
+    answers_from: AnswersFrom = "any",
+) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
     ``request_state_keys`` (each at least 32 bytes; the first seals, any opens) let
     elicitation rounds of 2026-07-28 clients survive a restart or continue on another server;
-    without them each process seals with a random key of its own.
+    without them each process seals with a random key of its own. ``answers_from`` is the
+    policy (``policy.py``): ``user`` takes answers only through forms.
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS if answers_from == "any" else INSTRUCTIONS_USER,
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
     )
     # Outermost, so the SDK's own refusal of a tampered state becomes an error result (below).
     server.middleware.insert(0, _refused_state_as_result)
-    tools = ClarificationTools(sessions, RoundSealer(keys))
+    tools = ClarificationTools(sessions, RoundSealer(keys), answers_from)
     server.add_tool(
         tools.require_clarification,
         name="require_clarification",
