@@ -194,8 +194,8 @@ def test_a_snapshot_of_another_flow_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000],
-    ids=["text", "array", "bad-bytes", "deep", "huge"],
+    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000, "\udcff", '{"a": "\udcff"}'],
+    ids=["text", "array", "bad-bytes", "deep", "huge", "lone-surrogate", "surrogate-in-object"],
 )
 def test_malformed_json_is_an_invalid_snapshot(raw: str | bytes) -> None:
     """C9: pydantic's and json's own errors never leak out of from_snapshot."""
