@@ -190,3 +190,34 @@ def test_pf_runs_in_a_real_terminal(repo_home: tuple[Path, Path]) -> None:
         process.kill()
         os.close(main)
     assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]
+
+
+def test_the_adr_pf_writes_says_who_answered_each_decided_value(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """C9: pf's answers are typed at its prompt (cli); a category the intention's keywords
+    named is the intention's. The ADR and the task both say so."""
+    repo, home = repo_home
+    (case,) = [c for c in CASES if c.id == "keyword-auth"]
+    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    assert 0 == result.returncode, result.stdout + result.stderr
+    (adr,) = (repo / "docs" / "adr").glob("*.md")
+    for written in (adr, repo / "docs" / "CURRENT_TASK.md"):
+        section = written.read_text().split("## Who answered", 1)[1]
+        assert ["- Category: intention", "- Strategy: cli"] == re.findall(
+            r"^- .+$", section, flags=re.MULTILINE
+        )
+
+
+def test_a_value_preflights_filled_in_from_the_intention_is_the_intentions(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """Preflights pre-fills OAuth from "Add OAuth login": nobody answered it, the intention did."""
+    repo, home = repo_home
+    result = run_pf(repo, home, "start", "Add OAuth login", lines=["src/", "ok"])
+    assert 0 == result.returncode, result.stdout + result.stderr
+    (adr,) = (repo / "docs" / "adr").glob("*.md")
+    section = adr.read_text().split("## Who answered", 1)[1]
+    assert ["- Category: intention", "- Strategy: intention"] == re.findall(
+        r"^- .+$", section, flags=re.MULTILINE
+    )

@@ -39,6 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from preflights.adapters.llm_debug import write_llm_debug
 
 from preflight_fsm.adapter import MockLLMAdapter
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
 from preflight_fsm.integrations.preflights_position import (
@@ -344,12 +345,15 @@ class FsmLLMAdapter:
         intention: str,
         answers: Mapping[str, Any],
         rounds: Sequence[Mapping[str, Any]] = (),
+        answered_by: AnsweredBy = "api",
+        sources: Sequence[AnsweredBy] = (),
     ) -> Position:
-        """Where a session with these answers (and these accepted rounds) stands; never raises.
+        """Where a session with these answers (and these accepted rounds, supplied by
+        ``sources``) stands, its new answers supplied by ``answered_by``; never raises.
 
         See ``preflights_position.position``.
         """
-        return position(intention, answers, self._flow, rounds)
+        return position(intention, answers, self._flow, rounds, answered_by, sources)
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.

@@ -49,6 +49,7 @@ def build_pf_app(flow: Flow | None = None) -> FsmPreflightsApp:
         clock_provider=SystemClockProvider(),
         file_context_builder=SimpleFileContextBuilder(),
         config_loader=DefaultConfigLoader(),
+        answered_by="cli",  # pf's answers are typed at its prompt or given to `pf answer`
     )
 
 

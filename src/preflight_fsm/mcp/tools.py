@@ -16,7 +16,6 @@ from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -31,8 +30,9 @@ from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, Ses
 from preflight_fsm.mcp.elicitation import (
     ANSWER_KEY,
     answers_from,
+    can_elicit,
+    elicit_form,
     form_message,
-    form_model,
     input_request,
 )
 from preflight_fsm.mcp.errors import failed, failure_of
@@ -256,7 +256,7 @@ class ClarificationTools:
             return failure_of(error, continuing)
         if position.machine.finished:
             return self._outcome(position)
-        if not self._can_elicit(ctx):
+        if not can_elicit(ctx):
             return self._unanswered(position, declined=False)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return self._round(position, retries=0, problem=None)
@@ -348,15 +348,6 @@ class ClarificationTools:
 
     # -- elicitation ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _can_elicit(ctx: Context) -> bool:
-        capabilities = ctx.client_capabilities
-        if capabilities is None or capabilities.elicitation is None:
-            return False
-        # An empty elicitation capability means form mode (the spec's default).
-        elicitation = capabilities.elicitation
-        return elicitation.form is not None or elicitation.url is None
-
     def _round(self, position: _Position, retries: int, problem: str | None) -> InputRequiredResult:
         """A 2026-07-28 input-required round asking the session's current turn as a form."""
         machine = position.machine
@@ -436,15 +427,9 @@ class ClarificationTools:
         while not position.machine.finished:
             machine = position.machine
             questions: tuple[Question, ...] = machine.turn.questions
-            try:
-                reply = await ctx.request_context.session.elicit_form(
-                    message=form_message(machine.intention, questions, problem),
-                    requested_schema=_schema(questions),
-                    related_request_id=ctx.request_id,
-                )
-            except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                # The client could not show the form: the agent asks in chat instead.
-                logger.warning("elicitation failed (%s); returning the questions", exc)
+            message = form_message(machine.intention, questions, problem)
+            reply = await elicit_form(ctx, message, questions)
+            if reply is None:  # the client could not show the form
                 return self._unanswered(position, declined=False)
             if reply.action != "accept":
                 return self._unanswered(position, declined=True)
@@ -470,12 +455,6 @@ class ClarificationTools:
                     feedback=feedback,
                 )
         return self._outcome(position)
-
-
-def _schema(questions: tuple[Question, ...]) -> dict[str, Any]:
-    from mcp.server.elicitation import render_elicitation_schema
-
-    return render_elicitation_schema(form_model(questions))
 
 
 class _MovedOn(Exception):
