@@ -346,3 +346,15 @@ def test_the_published_output_schemas_name_answered_by_and_the_new_error_code(
         text = json.dumps(schemas[name])
         assert "answers_need_user" in text, name
         assert "answered_by" in text, name
+
+
+def test_under_the_user_policy_the_tool_tells_agents_not_to_answer(tmp_path: Path) -> None:
+    """The policy is in require_clarification's description, where an agent reads it first."""
+
+    async def body(client: Client) -> str:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        return tools["require_clarification"].description or ""
+
+    with serving("stdio", tmp_path, *USER) as server:
+        described = server.run(body)
+    assert "never send answers yourself" in described

@@ -51,9 +51,9 @@ from preflight_fsm.flow import Flow, load_flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
-from preflight_fsm.integrations.preflights_forms import PreflightsForms
+from preflight_fsm.integrations.preflights_forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
-from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting
+from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
 
@@ -188,17 +188,14 @@ def build_preflights_server(
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
+    note = USER_ONLY_NOTE.replace("answers_need_user", ANSWERS_NEED_USER)
+    note = note if answers_from == "user" else ""
     server = MCPServer(
         SERVER_NAME,
-        instructions="Preflights' clarification tools, on the preflight-fsm engine."
-        + (
-            " Answers come only from the user, through forms: never send answers yourself."
-            if answers_from == "user"
-            else ""
-        ),
+        instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
     )
 
-    @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION)
+    @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
     async def require_clarification(
         ctx: Context,
         user_intention: str,

@@ -27,6 +27,13 @@ AnswersFrom = Literal["user", "any"]
 ANSWERS_FROM_ENV: Final = "PREFLIGHT_FSM_ANSWERS_FROM"
 """Environment variable for ``--answers-from`` (``user`` or ``any``) when the option is absent."""
 
+USER_ONLY_NOTE: Final = (
+    " This server takes answers only from the user, through forms it shows via your client "
+    "(--answers-from user): never send answers yourself (they are refused with "
+    "answers_need_user); follow each error's recovery_hint."
+)
+"""Added to a tool's description and the server's instructions under ``user``."""
+
 NEED_USER_ARGUMENTS: Final = (
     "This server takes answers only from the person, through forms (--answers-from user); "
     "nothing was recorded. Call require_clarification again with the session_id (or the "

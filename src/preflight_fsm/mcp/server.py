@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.errors import failed
-from preflight_fsm.mcp.policy import AnswersFrom
+from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
 from preflight_fsm.mcp.tools import GET_SESSION, REQUIRE_CLARIFICATION, ClarificationTools
@@ -38,14 +38,6 @@ INSTRUCTIONS = (
     "the user's intention before implementing a change whose approach is not settled; ask the "
     "user the questions it returns and call it again with session_id and answers until the "
     "status is completed or stopped. Sessions are stored: they survive restarts."
-)
-INSTRUCTIONS_USER = (
-    "preflight-fsm asks the user one or two short clarification questions before code is "
-    "written, and returns the decision (category and fields). Call require_clarification with "
-    "the user's intention before implementing a change whose approach is not settled. This "
-    "server takes answers only from the user, through forms it shows via your client: never "
-    "send answers yourself (they are refused with answers_need_user); follow the error's "
-    "recovery_hint. Sessions are stored: they survive restarts."
 )
 
 
@@ -73,7 +65,7 @@ def build_server(
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS if answers_from == "any" else INSTRUCTIONS_USER,
+        instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from == "user" else ""),
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
     )
@@ -84,7 +76,7 @@ def build_server(
         tools.require_clarification,
         name="require_clarification",
         title="Clarify before coding",
-        description=REQUIRE_CLARIFICATION,
+        description=REQUIRE_CLARIFICATION + (USER_ONLY_NOTE if answers_from == "user" else ""),
     )
     server.add_tool(
         tools.get_session, name="get_session", title="Show a session", description=GET_SESSION
