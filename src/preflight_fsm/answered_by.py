@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERED_BY",
+    "SOURCES",
     "AnsweredBy",
     "Source",
     "answer_sources",
@@ -32,12 +33,13 @@ line), ``api`` (a library call), ``unknown`` (a step of a snapshot written befor
 recorded)."""
 
 ANSWERED_BY: Final[tuple[AnsweredBy, ...]] = get_args(AnsweredBy)
-_KNOWN: Final = frozenset(ANSWERED_BY)
+SOURCES: Final = frozenset(ANSWERED_BY)
+"""The same values as a set, for a membership test on the step's hot path."""
 
 
 def check_answered_by(value: object) -> AnsweredBy:
     """``value`` if it is one of :data:`ANSWERED_BY`, else InvalidAnswers saying what to send."""
-    if type(value) is str and value in _KNOWN:
+    if type(value) is str and value in SOURCES:
         return value
     requirement = "one of " + ", ".join(ANSWERED_BY)
     shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from preflight_fsm.answered_by import AnsweredBy, check_answered_by
+from preflight_fsm.answered_by import SOURCES, AnsweredBy, check_answered_by
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
 from preflight_fsm.flow import OTHER_SUFFIX, Category, Flow, Hint
@@ -157,7 +157,8 @@ class Engine:
     ) -> Session:
         """The session after one step, its answers supplied by ``answered_by`` (a recorded
         input, C9); ``s`` itself is never changed (C5: errors change nothing)."""
-        check_answered_by(answered_by)
+        if type(answered_by) is not str or answered_by not in SOURCES:
+            check_answered_by(answered_by)  # raises InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
             raise SessionFinished(
                 f"the session already ended in {s.position.state}; start a new session to ask again"

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pydantic_core
 
-from preflight_fsm.answered_by import ANSWERED_BY
+from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
 from preflight_fsm.flow import FlowRegistry
@@ -36,7 +36,6 @@ __all__ = ["restored_json"]
 
 _UNDERIVED: Final = (*SIGNED_FIELDS, "digest", "seal")
 _TEXT: Final = frozenset((str, type(None)))  # a step's values: text, or null for blank
-_SOURCES: Final = frozenset(ANSWERED_BY)
 
 
 def restored_json(
@@ -78,7 +77,7 @@ def restored_json(
         and len(steps) <= MAX_STEPS
         and type(answered_by) is list
         and len(answered_by) == len(steps)
-        and all(type(source) is str and source in _SOURCES for source in answered_by)
+        and all(type(source) is str and source in SOURCES for source in answered_by)
         and (digest is None or (type(digest) is str and len(digest) <= MAX_TEXT))
         and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
     ):
