@@ -303,31 +303,36 @@ def test_the_environment_sets_the_policy(tmp_path: Path, monkeypatch: pytest.Mon
 # -- stored sessions: answered_by is signed ------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_stored_answered_by_relabelled_is_refused_on_restore(
-    tmp_path: Path, transport: str
+    tmp_path: Path, transport: str, mode: str
 ) -> None:
-    """An agent's step relabelled user_form in the store is corrupt_session: the digest covers
-    answered_by, and nothing is served from it."""
+    """The agent's step of a mixed session relabelled user_form in the store is corrupt_session:
+    the digest covers answered_by, and nothing is served from it."""
+    forms = Forms([{"db_type": "MySQL"}])
 
     async def answer(client: Client) -> str:
         done = await call(
             client,
             "require_clarification",
-            user_intention="Add OAuth login",
-            answers={"auth_strategy": "OAuth"},
+            user_intention=INTENTION,
+            answers={"change_category": "Database"},
         )
         return str(done["session_id"])
 
     with serving(transport, tmp_path) as server:
-        sid = server.run(answer)
+        sid = server.run(answer, mode, forms)
         with sqlite3.connect(server.store) as db:
             changed = db.execute(
                 "UPDATE sessions SET snapshot = replace(snapshot, "
-                '\'"answered_by":["agent"]\', \'"answered_by":["user_form"]\') WHERE id = ?',
+                '\'"answered_by":["agent",\', \'"answered_by":["user_form",\') '
+                "WHERE id = ?",
                 (sid,),
             ).rowcount
+            (stored,) = db.execute("SELECT snapshot FROM sessions WHERE id = ?", (sid,)).fetchone()
         assert 1 == changed
+        assert '"answered_by":["user_form","user_form"]' in stored
         refused = server.run(lambda client: view(client, sid))
     assert ("corrupt_session", sid) == (refused["error"]["code"], refused["session_id"])
 
