@@ -225,3 +225,22 @@ def test_a_category_the_intention_named_is_decided_by_the_intention() -> None:
 def test_an_unfinished_session_has_no_decided_values() -> None:
     """C6: decided_by is empty until the session is Done."""
     assert () == ClarificationMachine("Improve the feedback form").decided_by
+
+
+def test_a_custom_value_is_decided_by_whoever_sent_it() -> None:
+    """C5: "Keycloak" for a choice records "Other (specify)" and its text; both are the
+    sender's, and so is the decided Strategy."""
+    machine = ClarificationMachine("Add OAuth login")
+    machine.step({"auth_strategy": "Keycloak"}, answered_by="user_form")
+    assert {"auth_strategy": "user_form", "auth_strategy__other": "user_form"} == (
+        machine.answer_sources
+    )
+    assert (("Category", "intention"), ("Strategy", "user_form")) == machine.decided_by
+
+
+def test_a_custom_category_is_decided_by_whoever_sent_it() -> None:
+    """C6: a category no keyword names ends in Other; its sender decided the category, and the
+    Description taken from the intention is the intention's."""
+    machine = ClarificationMachine("Improve the feedback form")
+    machine.step({"change_category": "Billing"}, answered_by="agent")
+    assert (("Category", "agent"), ("Description", "intention")) == machine.decided_by

@@ -70,6 +70,13 @@ def answer_sources(s: Session) -> dict[str, AnsweredBy]:
         for key, value in given.items():
             if value is not None and key in s.answers and key not in sources:
                 sources[key] = source
+    # A custom value ("Keycloak" for a choice, C5) records "Other (specify)" and its text under
+    # <id>__other: both came from whoever sent the value.
+    for key in s.answers:
+        if key not in sources and key.endswith(OTHER_SUFFIX):
+            base = sources.get(key.removesuffix(OTHER_SUFFIX))
+            if base is not None:
+                sources[key] = base
     return sources
 
 
@@ -86,7 +93,7 @@ def decided_by(s: Session) -> tuple[tuple[str, Source], ...]:
     def of(qid: str) -> Source:
         # An "Other (specify)" choice is decided by its text: who typed the text decided it.
         if s.answers.get(qid) == engine.rules.other:
-            return sources.get(qid + OTHER_SUFFIX, "intention")
+            return sources.get(qid + OTHER_SUFFIX, sources.get(qid, "intention"))
         return sources.get(qid, "intention")
 
     decided: list[tuple[str, Source]] = [("Category", of(cq))]
