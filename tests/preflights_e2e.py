@@ -22,6 +22,8 @@ OTHER = "Other (specify)"
 CORE_ANSWERS = {"allowlist_paths": "src/", "acceptance_criteria": "It works as described"}
 PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
 TIMEOUT = 60
+# A developer's own provider settings must not reach a test's pf.
+_PROVIDER_VARIABLE = re.compile(r"^(PREFLIGHTS_|ANTHROPIC_|OPENAI_|OPENROUTER_|PREFLIGHT_FSM_LLM)")
 
 
 @dataclass(frozen=True)
@@ -264,10 +266,18 @@ def make_repo(root: Path) -> tuple[Path, Path]:
 
 
 def run_pf(
-    repo: Path, home: Path, *args: str, lines: list[str] | None = None
+    repo: Path,
+    home: Path,
+    *args: str,
+    lines: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``preflight-fsm pf ARGS`` in ``repo``, answers piped one a line; bounded by a timeout."""
-    env = {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
+    """``preflight-fsm pf ARGS`` in ``repo``, answers piped one a line; bounded by a timeout.
+
+    ``env`` adds to the environment (no provider key is inherited: a test sets the ones it uses).
+    """
+    inherited = {k: v for k, v in os.environ.items() if not _PROVIDER_VARIABLE.match(k)}
+    env = {**inherited, "HOME": str(home), "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
         [PREFLIGHT_FSM, "pf", *args],
         cwd=repo,

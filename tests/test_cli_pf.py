@@ -121,13 +121,12 @@ def test_an_interactive_round_that_cannot_ask_its_question_ends(
     assert "auth_strategy__other" in result.stderr
 
 
-@pytest.mark.parametrize("option", ["--llm", "--llm-provider=openai", "--llm-strict"])
-def test_options_choosing_a_real_llm_are_refused(repo_home: tuple[Path, Path], option: str) -> None:
-    """pf's --llm options would replace the engine: refused with a clear message, exit 1."""
+def test_a_strict_provider_without_its_key_is_refused(repo_home: tuple[Path, Path]) -> None:
+    """--llm-provider with --llm-strict and no API key exits 1 naming the variable to set."""
     repo, home = repo_home
-    result = run_pf(repo, home, "start", option, "Add login")
+    result = run_pf(repo, home, "start", "--llm-provider=openai", "--llm-strict", "Add login")
     assert 1 == result.returncode
-    assert "real LLM" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr
 
 
 def test_debug_llm_writes_the_engines_account(repo_home: tuple[Path, Path]) -> None:

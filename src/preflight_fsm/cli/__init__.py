@@ -17,7 +17,15 @@ import typer
 from typer.core import TyperGroup
 
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "mcp", "pf", "sessions")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "chat",
+    "check",
+    "conformance",
+    "diagram",
+    "mcp",
+    "pf",
+    "sessions",
+)
 
 _LAZY: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Clarify an intention in the terminal, one question at a time."),
@@ -29,6 +37,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "migrate": ("sessions", "Move stored sessions to the current flow; report those that diverge."),
     "diagram": ("diagram", "Write the flow's diagram, or one session's path on it."),
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
+    "conformance": ("conformance", "Drive an LLM adapter through every path; print agreement."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
 }

@@ -351,6 +351,26 @@ class FsmLLMAdapter:
         """
         return position(intention, answers, self._flow, rounds)
 
+    def turn_at(
+        self,
+        intention: str,
+        where: Position,
+        heuristics_config: HeuristicsConfig,
+        asked: Sequence[str],
+        answers: Mapping[str, Any],
+    ) -> PfLLMResponse:
+        """The turn ``FsmPreflightsApp`` shows at ``where``: the engine's own here; a guard
+        (``preflight_fsm.llm``) asks its LLM first."""
+        assert where.turn is not None
+        return to_preflights_response(where.turn)
+
+    def engine_answers(
+        self, answers: Mapping[str, Any], shown: Iterable[PfQuestion] = ()
+    ) -> dict[str, Any]:
+        """``answers`` as the engine reads them: unchanged here; a guard maps the option texts
+        its LLM showed (``shown`` adds questions stored with a session) to the flow's."""
+        return dict(answers)
+
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.
 

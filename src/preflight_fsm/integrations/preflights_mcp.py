@@ -50,6 +50,7 @@ from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
 from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
+from preflight_fsm.llm.pf import configured_guard
 from preflight_fsm.store import open_store
 
 __all__ = ["PreflightsTools", "build_preflights_server", "main"]
@@ -167,7 +168,11 @@ def build_preflights_server(store: str | None = None, flow_path: str | None = No
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
     flow: Flow | None = load_flow(flow_path) if flow_path else None
-    tools = PreflightsTools(build_store_app(store, flow))
+    try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
+        guard = configured_guard(flow, report=logger.warning)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    tools = PreflightsTools(build_store_app(store, flow, guard))
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine.",
@@ -193,11 +198,14 @@ def build_preflights_server(store: str | None = None, flow_path: str | None = No
     return server
 
 
-def build_store_app(store: str | None = None, flow: Flow | None = None) -> FsmPreflightsApp:
-    """Preflights' application on the engine, its sessions in a preflight-fsm store."""
+def build_store_app(
+    store: str | None = None, flow: Flow | None = None, llm_adapter: FsmLLMAdapter | None = None
+) -> FsmPreflightsApp:
+    """Preflights' application on the engine (or ``llm_adapter``, a guarded LLM), its sessions
+    in a preflight-fsm store."""
     return FsmPreflightsApp(
         session_adapter=StoreSessionAdapter(open_store(store)),
-        llm_adapter=FsmLLMAdapter(flow=flow),
+        llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),
         uid_provider=RandomUIDProvider(),
         clock_provider=SystemClockProvider(),
