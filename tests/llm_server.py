@@ -66,7 +66,7 @@ class LLMServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
 
     @property
     def url(self) -> str:
@@ -76,7 +76,12 @@ class LLMServer:
 
     def env(self, provider: str, deadline: float = 0.5) -> dict[str, str]:
         """The environment that points ``provider``'s SDK (and pf's guard) here."""
-        common = {"PREFLIGHT_FSM_LLM_DEADLINE": str(deadline), "PREFLIGHTS_LLM_PROVIDER": provider}
+        common = {
+            "PREFLIGHT_FSM_LLM_DEADLINE": str(deadline),
+            "PREFLIGHTS_LLM_PROVIDER": provider,
+            # Not Preflights' default model: the SDK warns that one is deprecated.
+            "PREFLIGHTS_LLM_MODEL": f"{provider}-test-model",
+        }
         if provider == "anthropic":
             return {**common, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": self.url}
         return {**common, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": f"{self.url}/v1"}
@@ -88,6 +93,9 @@ class LLMServer:
     def record(self, exchange: Exchange) -> None:
         with self._lock:
             self.exchanges.append(exchange)
+
+    def _serve(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.05)  # stops within 50 ms
 
     def start(self) -> None:
         self._thread.start()

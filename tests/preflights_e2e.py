@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -288,6 +289,52 @@ def run_pf(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def pf_in_terminal(
+    repo: Path,
+    home: Path,
+    args: list[str],
+    steps: list[tuple[str, str]],
+    *,
+    env: dict[str, str] | None = None,
+    end: str = "Preflight completed",
+) -> tuple[int, str]:
+    """``preflight-fsm pf ARGS`` in a pseudo-terminal, each answer typed at its prompt, as a user
+    types; its exit code and everything the terminal showed (colours removed)."""
+    main, child = os.openpty()
+    process = subprocess.Popen(
+        [PREFLIGHT_FSM, "pf", *args],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=repo,
+        close_fds=True,
+        env={**os.environ, "HOME": str(home), **(env or {})},
+    )
+    os.close(child)
+    seen = ""
+    shown = ""
+
+    def until(prompt: str) -> None:
+        nonlocal seen, shown
+        while prompt not in seen:
+            ready, _, _ = select.select([main], [], [], 30)
+            assert ready, f"no {prompt!r} within 30 s; the terminal shows:\n{seen}"
+            seen += os.read(main, 4096).decode(errors="replace")
+            seen = re.sub(r"\x1b\[[0-9;]*m", "", seen)  # pf colours its prompts
+        before, seen = seen.split(prompt, 1)
+        shown += before + prompt
+
+    try:
+        for prompt, typed in steps:
+            until(prompt)
+            os.write(main, f"{typed}\r".encode())
+        until(end)
+        return process.wait(timeout=30), shown
+    finally:
+        process.kill()
+        os.close(main)
 
 
 def written_decisions(repo: Path) -> list[str]:

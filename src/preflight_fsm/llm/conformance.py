@@ -2,8 +2,9 @@
 
 :func:`flow_paths` lists sessions that together take every row of the table (C1): the keyword
 shortcut for each category that has keywords, the category question for each category, each
-"Other (specify)" path (of the category question: a text naming a category and a text of its
-own; of each category's question), a decline, and the turn budget running out. :func:`conform`
+"Other (specify)" path (of the category question: a text naming a category, a text of its own,
+given in a later turn or with the choice; of each category's question), a decline (of the
+category, of an "Other" text), and the turn budget running out. :func:`conform`
 asks the adapter for each turn of each path, as Preflights' application on the engine asks it
 (the session so far in an ``AnsweredSnapshot``), and for the patch where a path ends, and
 judges each reply against the engine (``judge``): agreement per rule (questions, missing_info,
@@ -130,7 +131,21 @@ def flow_paths(flow: Flow | None = None) -> tuple[ConformancePath, ...]:
             ({category_id: other}, {f"{category_id}{OTHER_SUFFIX}": "Payments"}),
         )
     )
+    paths.append(
+        ConformancePath(
+            f"other:{category_id}:own-at-once",
+            STAND_IN_INTENTION,
+            ({category_id: other, f"{category_id}{OTHER_SUFFIX}": "Payments"},),
+        )
+    )
     paths.append(ConformancePath("declined", STAND_IN_INTENTION, ({category_id: "tbd"},)))
+    paths.append(
+        ConformancePath(
+            "declined-other-text",
+            STAND_IN_INTENTION,
+            ({category_id: other}, {f"{category_id}{OTHER_SUFFIX}": "tbd"}),
+        )
+    )
     return tuple(paths)
 
 
@@ -247,7 +262,8 @@ def _walk(
     asked: list[str] = []
     before = "start"
     for number in range(len(path.rounds) + 1):
-        where = engine.position(path.intention, answers)
+        # Each round one step, as Preflights' application on the engine steps (the turn budget).
+        where = engine.position(path.intention, answers, path.rounds[:number])
         turn = where.turn
         if turn is None:  # a path the engine refuses: the flow changed under the paths
             break
