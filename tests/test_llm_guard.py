@@ -173,14 +173,16 @@ def test_a_patch_with_an_invented_value_is_replaced(seed: int) -> None:
     assert ["contract"] == [r.reason for r in seen]
 
 
-@pytest.mark.parametrize("fault", ["rate_limit", "provider_error", "slow", "timeout"])
-def test_a_failed_patch_call_gives_the_engines_patch(fault: str) -> None:
+@pytest.mark.parametrize(("fault", "reason"), REASON_OF_FAULT.items())
+def test_each_fault_on_a_patch_gives_the_engines_patch_and_names_the_reason(
+    fault: str, reason: str
+) -> None:
     """Preflights would fail the session (exit 2, or PATCH_EXTRACTION_FAILED): the guard goes on."""
     guard, seen = guarded({fault: 1.0})
     patch = guard.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, CONFIG)
     assert patch is not None
     assert (("Strategy", "OAuth"),) == patch.fields
-    assert ["extract_decision_patch"] == [r.operation for r in seen]
+    assert [("extract_decision_patch", reason)] == [(r.operation, r.reason) for r in seen]
 
 
 def test_no_patch_where_the_engine_has_one_is_replaced() -> None:

@@ -219,3 +219,44 @@ def test_mcp_preflights_runs_the_configured_provider_under_the_guard(
     assert {"submit_clarification", "submit_decision"} <= {
         e.tool for e in provider_server.exchanges
     }
+
+
+def test_a_recorded_pf_session_replays_with_no_provider(
+    tmp_path: Path, provider_server: LLMServer
+) -> None:
+    """--llm-record during a session; --llm-replay alone (no key, no server) asks the same."""
+    case = BY_ID["no-keyword-database"]
+    record = tmp_path / "exchanges.jsonl"
+    first, _ = start(
+        tmp_path / "live", provider_server, "anthropic", case, "--llm-record", str(record)
+    )
+    exchanges = len(provider_server.exchanges)
+    repo, home = make_repo(tmp_path / "replay")
+    replayed = run_pf(
+        repo, home, "start", "--llm-replay", str(record), case.intention, lines=case.pf_lines()
+    )
+    assert 0 == first.returncode, first.stderr
+    assert 0 == replayed.returncode, replayed.stderr
+    assert REPLACED not in replayed.stderr
+    assert "In your own words: which database type?" in replayed.stdout
+    assert expected_decisions(case, repo) == written_decisions(repo)
+    assert exchanges == len(provider_server.exchanges)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--llm-deadline", "soon"], "send a positive number of seconds"),
+        (["--llm-provider"], "--llm-provider needs a value"),
+        (["--llm-provider", "gemini"], "unknown LLM provider 'gemini'"),
+    ],
+)
+def test_a_bad_llm_option_exits_one_saying_what_to_send(
+    tmp_path: Path, options: list[str], message: str
+) -> None:
+    """Refused before anything starts: exit 1, the message names what is accepted."""
+    repo, home = make_repo(tmp_path)
+    result = run_pf(repo, home, "start", "Add login", *options)
+    assert 1 == result.returncode
+    assert message in result.stderr
+    assert not (repo / ".preflights" / "current_session.json").exists()

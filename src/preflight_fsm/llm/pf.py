@@ -60,6 +60,8 @@ class LLMOptions:
         only with ``--llm-strict`` (else ``report`` is told the engine answers alone, as
         Preflights falls back to its mock).
         """
+        if self.deadline is not None:
+            deadline_from(self.deadline)  # a bad --llm-deadline is refused, LLM or not
         if not self.asked:
             return None
         say = report or _stderr
