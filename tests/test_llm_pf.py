@@ -260,3 +260,19 @@ def test_a_bad_llm_option_exits_one_saying_what_to_send(
     assert 1 == result.returncode
     assert message in result.stderr
     assert not (repo / ".preflights" / "current_session.json").exists()
+
+
+def test_an_option_the_llm_worded_is_the_flows_in_a_later_process(
+    tmp_path: Path, provider_server: LLMServer
+) -> None:
+    """Shown "Use MySQL" by the LLM, answered later without --llm: the decision says MySQL."""
+    provider_server.default = Reply(reword_options=True)
+    repo, home = make_repo(tmp_path)
+    env = provider_server.env("anthropic")
+    run_pf(repo, home, "start", "--llm", "--non-interactive", "Improve the checkout flow", env=env)
+    run_pf(repo, home, "answer", "--llm", "change_category=Use Database", env=env)
+    done = run_pf(
+        repo, home, "answer", "db_type=Use MySQL", *(f"{k}={v}" for k, v in CORE_ANSWERS.items())
+    )
+    assert 0 == done.returncode, done.stderr
+    assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]

@@ -367,9 +367,13 @@ class FsmLLMAdapter:
     def engine_answers(
         self, answers: Mapping[str, Any], shown: Iterable[PfQuestion] = ()
     ) -> dict[str, Any]:
-        """``answers`` as the engine reads them: unchanged here; a guard maps the option texts
-        its LLM showed (``shown`` adds questions stored with a session) to the flow's."""
-        return dict(answers)
+        """``answers`` as the engine reads them: an option text shown in an LLM's words (in
+        ``shown``, the questions a session stored; a guard also remembers its own) becomes the
+        flow's option it names."""
+        # Imported here: preflight_fsm.llm builds on this module.
+        from preflight_fsm.llm.judge import as_flow_answers, shown_names
+
+        return as_flow_answers(answers, shown_names(shown, self._flow))
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.

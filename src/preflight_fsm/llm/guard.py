@@ -43,7 +43,7 @@ from preflight_fsm.integrations.preflights import (
     to_preflights_response,
 )
 from preflight_fsm.integrations.preflights_position import Position
-from preflight_fsm.llm.judge import flow_options, judge_patch, judge_turn, option_names
+from preflight_fsm.llm.judge import as_flow_answers, judge_patch, judge_turn, shown_names
 
 __all__ = [
     "DEADLINE_ENV",
@@ -285,14 +285,7 @@ class GuardedLLMAdapter(FsmLLMAdapter):
 
         ``shown`` adds questions shown elsewhere (a session's stored ones, in another process).
         """
-        names = dict(self._shown)
-        for question in shown:
-            options = flow_options(self.flow, question.id)
-            if question.options and options:
-                found = option_names(question.options, options, self.flow.other_option)
-                if isinstance(found, dict):
-                    names[question.id] = found
-        return {key: _named(value, names.get(key, {})) for key, value in answers.items()}
+        return as_flow_answers(answers, {**self._shown, **shown_names(shown, self.flow)})
 
     # -- judging ------------------------------------------------------------------------------
 
@@ -309,12 +302,7 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         if disagreements:
             self._replace("generate_questions", "contract", _summary(disagreements))
             return reference
-        for question in reply.questions:
-            options = flow_options(self.flow, question.id)
-            if question.options and options:
-                found = option_names(question.options, options, self.flow.other_option)
-                if isinstance(found, dict):
-                    self._shown[question.id] = found
+        self._shown.update(shown_names(reply.questions, self.flow))
         return reply
 
     def _ask(self, call: Callable[[], object]) -> object:
@@ -393,12 +381,6 @@ def complete_turn(reply: object, reference: PfLLMResponse) -> PfLLMResponse:
         decision_hint=getattr(reply, "decision_hint", "unsure"),
         progress=getattr(reply, "progress", -1.0),
     )
-
-
-def _named(value: Any, names: Mapping[str, str]) -> Any:
-    if isinstance(value, tuple | list):
-        return type(value)(names.get(v, v) if isinstance(v, str) else v for v in value)
-    return names.get(value, value) if isinstance(value, str) else value
 
 
 def _summary(disagreements: Sequence[object]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from preflight_fsm.contract import check_llm_response
@@ -27,11 +27,13 @@ from preflight_fsm.flow import Flow
 __all__ = [
     "RULES",
     "Disagreement",
+    "as_flow_answers",
     "flow_options",
     "judge_patch",
     "judge_turn",
     "option_names",
     "phase",
+    "shown_names",
 ]
 
 RULES: Final = ("questions", "missing_info", "progress", "hint", "patch")
@@ -109,6 +111,32 @@ def option_names(shown: Sequence[str], options: Sequence[str], other: str) -> di
     if len(set(named.values())) != len(named):
         return "two options name the same option of the flow"
     return named
+
+
+def shown_names(questions: Iterable[Any], flow: Flow) -> dict[str, dict[str, str]]:
+    """For each choice question shown in its own words: option text -> the flow's option."""
+    names: dict[str, dict[str, str]] = {}
+    for question in questions:
+        options = flow_options(flow, question.id)
+        shown = tuple(question.options or ())
+        if shown and options and shown != options:
+            found = option_names(shown, options, flow.other_option)
+            if isinstance(found, dict):
+                names[question.id] = found
+    return names
+
+
+def as_flow_answers(
+    answers: Mapping[str, Any], names: Mapping[str, Mapping[str, str]]
+) -> dict[str, Any]:
+    """``answers`` with each option text of ``names`` (:func:`shown_names`) as the flow's."""
+    return {key: _named(value, names.get(key, {})) for key, value in answers.items()}
+
+
+def _named(value: Any, names: Mapping[str, str]) -> Any:
+    if isinstance(value, tuple | list):
+        return type(value)(names.get(v, v) if isinstance(v, str) else v for v in value)
+    return names.get(value, value) if isinstance(value, str) else value
 
 
 def judge_turn(reply: Any, reference: Any, flow: Flow) -> list[Disagreement]:
