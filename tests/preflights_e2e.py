@@ -24,7 +24,7 @@ CORE_ANSWERS = {"allowlist_paths": "src/", "acceptance_criteria": "It works as d
 PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
 TIMEOUT = 60
 # A developer's own provider settings must not reach a test's pf.
-_PROVIDER_VARIABLE = re.compile(r"^(PREFLIGHTS_|ANTHROPIC_|OPENAI_|OPENROUTER_|PREFLIGHT_FSM_LLM)")
+PROVIDER_VARIABLE = re.compile(r"^(PREFLIGHTS_|ANTHROPIC_|OPENAI_|OPENROUTER_|PREFLIGHT_FSM_LLM)")
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,7 @@ def run_pf(
 
     ``env`` adds to the environment (no provider key is inherited: a test sets the ones it uses).
     """
-    inherited = {k: v for k, v in os.environ.items() if not _PROVIDER_VARIABLE.match(k)}
+    inherited = {k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)}
     env = {**inherited, "HOME": str(home), "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
         [PREFLIGHT_FSM, "pf", *args],

@@ -18,14 +18,17 @@ from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.llm.conformance import conform, flow_paths
 from preflight_fsm.llm.judge import RULES
 from preflight_fsm.table import transition_table
-from preflights_e2e import PREFLIGHT_FSM, TIMEOUT
+from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, TIMEOUT
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``preflight-fsm conformance ARGS``."""
     return subprocess.run(
         [PREFLIGHT_FSM, "conformance", *args],
-        env={**os.environ, **(env or {})},
+        env={
+            **{k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)},
+            **(env or {}),
+        },
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -103,6 +106,8 @@ def test_markdown_lists_agreement_per_rule_and_per_transition() -> None:
         ("nothing.jsonl", "no recording at nothing.jsonl"),
         ("gemini", "is no adapter"),
         ("no_such_module:make", "cannot load no_such_module:make"),
+        ("json:loads", "json:loads() failed: TypeError"),
+        ("anthropic", "no API key for anthropic"),
     ],
 )
 def test_an_unusable_adapter_exits_two_saying_what_to_send(target: str, message: str) -> None:

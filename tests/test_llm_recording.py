@@ -18,6 +18,7 @@ from preflight_fsm.llm import GuardedLLMAdapter, Replacement
 from preflight_fsm.llm.providers import provider_adapter
 from preflight_fsm.llm.recording import (
     PromptNotRecorded,
+    RecordingError,
     RecordingLLMAdapter,
     RecordingMissing,
     RecordingUnreadable,
@@ -117,3 +118,11 @@ def test_the_hash_is_sha256_of_the_prompt_with_newlines_normalised() -> None:
         prompt_hash("line one\r\nline two"),
         prompt_hash("line one\rline two"),
     ]
+
+
+def test_a_recording_that_cannot_be_written_is_refused_at_once(tmp_path: Path) -> None:
+    """Before any exchange: the error names the path and asks for a writable one."""
+    pytest.importorskip("anthropic")
+    adapter = provider_adapter("anthropic", deadline=1, environ={"ANTHROPIC_API_KEY": "k"})
+    with pytest.raises(RecordingError, match="send a writable path"):
+        RecordingLLMAdapter(adapter, tmp_path / "missing" / "dir" / "run.jsonl")

@@ -53,7 +53,10 @@ def adapter_for(target: str, *, deadline: float, record: str | None = None) -> A
             raise ValueError(f"cannot load {target}: {exc}") from None
         if not callable(made):
             raise ValueError(f"{target} is not callable: name a function returning an LLMPort")
-        return made()
+        try:
+            return made()
+        except Exception as exc:  # the factory is the user's code: its failure is theirs to see
+            raise ValueError(f"{target}() failed: {type(exc).__name__}: {exc}") from None
     raise ValueError(
         f"{target!r} is no adapter: send a provider ({', '.join(PROVIDERS)}), preflights-mock, "
         "engine, module:factory, or a recording file (.jsonl)"

@@ -83,6 +83,7 @@ class RecordingLLMAdapter(BaseLLMAdapter):
     """Preflights' adapter ``llm``, each exchange appended to the JSONL file ``path``.
 
     Only replies are recorded: an exchange that fails (timeout, rate limit, ...) leaves no line.
+    Raises RecordingError when ``path`` cannot be written.
     """
 
     def __init__(self, llm: BaseLLMAdapter, path: str | Path) -> None:
@@ -91,6 +92,12 @@ class RecordingLLMAdapter(BaseLLMAdapter):
         self._model = llm._model
         self._path = Path(path)
         self._lock = threading.Lock()
+        try:  # refused now, not at the first exchange
+            self._path.open("a", encoding="utf-8").close()
+        except OSError as exc:
+            raise RecordingError(
+                f"cannot write the recording {path}: {exc.strerror or exc}; send a writable path"
+            ) from None
 
     def _call_api(
         self, system_prompt: str, user_message: str, tools: list[dict[str, Any]]
