@@ -65,12 +65,13 @@ bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
 
 # The Hypothesis properties (hostile answers, intentions and snapshots, digest-recomputed mutants,
-# crafted flow files, Unicode) with FUZZ_EXAMPLES inputs each (20,000 by default: tens of minutes); prints how many
-# inputs each property tried. A crash is a failing test with its smallest input.
+# Unicode, crafted flow files, the LLM ports given input of any shape) with FUZZ_EXAMPLES inputs
+# each (20,000 by default: tens of minutes); prints how many inputs each property tried. A crash
+# is a failing test with its smallest input.
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -p no:cacheprovider -q \
-		--hypothesis-show-statistics tests/test_properties.py tests/test_properties_flows.py \
-		tests/test_text.py
+		--hypothesis-show-statistics tests/test_properties.py tests/test_properties_adapters.py \
+		tests/test_properties_flows.py tests/test_text.py
 
 # The seeded fault simulator of the session layer (tests/sim.py): SEEDS seeded runs per backend,
 # SIM_SESSIONS random sessions each, under injected store faults; prints what the runs did and

@@ -802,6 +802,47 @@ def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
     assert "ago" in rows[1]
 
 
+# -- who answered (answered_by) -------------------------------------------------------------------
+
+
+def test_answer_records_each_step_as_typed_at_the_command_line(cwd: Path) -> None:
+    """C9: `answer` steps say answered_by 'cli'; show --json lists each step and who decided."""
+    session_id = _ok("start", "Improve the feedback form")["session_id"]
+    _ok("answer", session_id, "change_category=Database")
+    _ok("answer", session_id, "db_type=MySQL")
+    shown = _ok("show", session_id)
+    assert [
+        {"step": 1, "answered_by": "cli", "answers": {"change_category": "Database"}},
+        {"step": 2, "answered_by": "cli", "answers": {"db_type": "MySQL"}},
+    ] == shown["steps"]
+    assert {"Category": "cli", "Type": "cli"} == shown["decided_by"]
+
+
+def test_show_prints_who_supplied_each_step_and_each_decided_value(cwd: Path) -> None:
+    """`show` (text) has one line per step with its answered_by, then who decided each value."""
+    from preflight_fsm import ClarificationMachine
+
+    machine = ClarificationMachine("Add OAuth login")
+    machine.step({"auth_strategy": "OAuth"}, answered_by="user_form")
+    with SqliteStore(cwd / "sessions.sqlite3") as store:
+        session_id = Sessions(store).create(machine).id
+    done = _invoke("show", session_id, "--store", str(cwd / "sessions.sqlite3"))
+    assert 0 == done.returncode, done.stderr
+    assert (
+        "answered by (who supplied each step)\n"
+        "  step 1  user_form  auth_strategy=OAuth\n"
+        "  decided by  Category: intention, Strategy: user_form\n"
+    ) in done.stdout
+
+
+def test_chat_records_its_steps_as_typed_at_the_command_line(cwd: Path) -> None:
+    """C9: steps answered in `chat --session` say answered_by 'cli'."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _run(cwd, "chat", "--session", session_id, stdin="4\nSQLite\n")
+    assert 0 == done.returncode, done.stderr
+    assert ["cli", "cli"] == [step["answered_by"] for step in _ok("show", session_id)["steps"]]
+
+
 # -- issue 23: secrets, malformed URLs and phantom sessions on Redis --------------------------
 
 

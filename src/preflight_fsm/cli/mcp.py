@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import socket
 from typing import Annotated, Any, Literal
 
@@ -93,6 +94,17 @@ def mcp_command(
     flow: FlowOption = None,
     expire_after: ExpireOption = DEFAULT_EXPIRE_AFTER,
     seal_key_file: SealKeyFileOption = None,
+    answers_from: Annotated[
+        str | None,
+        typer.Option(
+            "--answers-from",
+            metavar="user|any",
+            help="Who may answer: any (tool arguments and forms, each recorded as such) or user "
+            "(only the person, through forms: answers passed by the agent are refused). "
+            "Default: PREFLIGHT_FSM_ANSWERS_FROM, else any.",
+            show_default=False,
+        ),
+    ] = None,
     preflights: Annotated[
         bool,
         typer.Option(
@@ -110,6 +122,13 @@ def mcp_command(
     if why is not None:
         typer.echo(f"preflight-fsm: {why}", err=True)
         raise typer.Exit(2)
+    from preflight_fsm.mcp.policy import ANSWERS_FROM_ENV, answers_from_setting
+
+    policy = answers_from_setting(answers_from)
+    if policy is None:
+        shown = answers_from if answers_from is not None else os.environ.get(ANSWERS_FROM_ENV)
+        where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
+        raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
     from preflight_fsm.mcp import build_server
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
@@ -119,7 +138,7 @@ def mcp_command(
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()
         try:
-            server = build(store, str(flow) if flow is not None else None)
+            server = build(store, str(flow) if flow is not None else None, answers_from=policy)
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
@@ -133,7 +152,9 @@ def mcp_command(
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.
         sessions = Sessions(opened, flow=loaded, keys=keys)
-        server = build_server(sessions, request_state_keys=keys.keys if keys else ())
+        server = build_server(
+            sessions, request_state_keys=keys.keys if keys else (), answers_from=policy
+        )
         _serve(server, chosen, host, port)
     finally:
         opened.close()

@@ -50,6 +50,7 @@ MAX_ANSWERS_BYTES = 1024 * 1024
 with the default flow, 100,000 with any): more is refused, not read to its end."""
 
 if TYPE_CHECKING:
+    from preflight_fsm.answered_by import AnsweredBy
     from preflight_fsm.flow import Flow
     from preflight_fsm.machine import ClarificationMachine
     from preflight_fsm.store import SessionState
@@ -147,7 +148,9 @@ def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
 # -- output --------------------------------------------------------------------------------------
 
 
-def _print_state(state: SessionState, as_json: bool, flow: Flow | None) -> None:
+def _print_state(
+    state: SessionState, as_json: bool, flow: Flow | None, *, sources: bool = False
+) -> None:
     if as_json:
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
@@ -158,10 +161,27 @@ def _print_state(state: SessionState, as_json: bool, flow: Flow | None) -> None:
         f"version {state.version})",
         "",
         *_describe_turn(turn, flow),
+        *(_describe_sources(state) if sources else ()),
     ]
     if not turn.finished:
         lines += ["", f"answer:  preflight-fsm answer {state.id} {_example(turn)}"]
     typer.echo("\n".join(lines))
+
+
+def _describe_sources(state: SessionState) -> list[str]:
+    """Who supplied each step's answers, and each decided value (``docs/contract.md``)."""
+    if not state.steps:
+        return []
+    lines = ["", "answered by (who supplied each step)"]
+    for step in state.steps:
+        given = ", ".join(
+            f"{key}={'(blank)' if value is None else value}" for key, value in step.answers.items()
+        )
+        lines.append(f"  step {step.step}  {step.answered_by:<9}  {given}")
+    if state.decided_by:
+        decided = ", ".join(f"{field}: {source}" for field, source in state.decided_by)
+        lines.append(f"  decided by  {decided}")
+    return lines
 
 
 def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
@@ -278,7 +298,7 @@ def answer(
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:
-            machine.step(given)
+            machine.step(given, answered_by="cli")
         except InvalidAnswers as refused:
             texts = question_texts(machine.flow)
             raise CommandFailed(
@@ -326,7 +346,7 @@ def show(
             snapshot.write_text(snapshot_json + "\n", encoding="utf-8")
         except OSError as exc:
             raise usage_error(f"cannot write the snapshot to {snapshot}: {exc.strerror}") from None
-    _print_state(state, as_json, machine.flow)
+    _print_state(state, as_json, machine.flow, sources=True)
 
 
 # -- resuming in `chat --session` ----------------------------------------------------------------
@@ -351,8 +371,8 @@ def stored_machine(
 
         __slots__ = ("__weakref__",)
 
-        def step(self, answers: Mapping[str, Any]) -> Turn:
-            turn = super().step(answers)
+        def step(self, answers: Mapping[str, Any], answered_by: AnsweredBy = "cli") -> Turn:
+            turn = super().step(answers, answered_by)
             with reported(shown):
                 saved = sessions.save(session_id, self, version[0])
             version[0] = saved.version
