@@ -154,6 +154,12 @@ def test_a_turn_is_a_response() -> None:
     assert [] == check_llm_response(ClarificationMachine("Add login").turn)
 
 
+def test_a_placeholder_in_look_alike_letters_is_a_placeholder_in_a_patch() -> None:
+    """C5/C6: a patch value of Greek "NA" (a placeholder's confusable skeleton) is reported."""
+    patch = {"category": "Database", "fields": [["Type", "\u039d\u0391"]]}
+    assert ["C6-placeholder"] == [v.rule for v in check_decision_patch(patch)]
+
+
 def test_none_patch_is_a_valid_outcome() -> None:
     """None from extract_decision_patch breaks nothing (spec §11 Decision #2)."""
     assert [] == check_decision_patch(None)
