@@ -702,3 +702,19 @@ def test_a_stored_chat_refuses_to_save_into_a_removed_store(command: str, tmp_pa
     assert "was removed or replaced" in err
     assert "nothing was written" in err
     assert "Which database type?" not in out
+
+
+def test_piped_endless_input_is_refused_not_read_to_its_end(command: str) -> None:
+    """`chat ... < /dev/zero`: a line longer than MAX_LINE is a usage error (exit 2) saying so,
+    read no further (issue 23 item 8)."""
+    with open("/dev/zero") as zero:
+        result = subprocess.run(
+            [command, "chat", "Add OAuth login"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert 2 == result.returncode
+    assert "a line of input is longer than 1,048,576 characters" in result.stderr

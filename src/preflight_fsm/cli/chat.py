@@ -45,6 +45,8 @@ __all__ = [
 ]
 
 PROMPT = "> "
+MAX_LINE = 1024 * 1024
+"""A line read from a pipe holds at most this many characters (an answer at most 100,000)."""
 DECLINE_PROMPT = "Decline this question? The session then ends without a patch. [y/N] "
 EXIT_FINISHED = 0  # with a patch or without one: stopping is an outcome, not a failure
 EXIT_END_OF_INPUT = 1
@@ -128,9 +130,17 @@ def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> Rea
         return read_terminal
 
     def read_pipe(prompt: str) -> str:
-        line = stdin.readline() if stdin is not None else ""
+        # At most MAX_LINE characters and one: `chat ... < /dev/zero` holds no endless line.
+        line = stdin.readline(MAX_LINE + 1) if stdin is not None else ""
         if not line:
             raise EOFError
+        if len(line) > MAX_LINE:
+            from preflight_fsm.cli.report import usage_error
+
+            raise usage_error(
+                f"a line of input is longer than {MAX_LINE:,} characters; an answer is one line "
+                "of at most the flow's max_answer_chars"
+            )
         line = line.rstrip("\r\n")
         stdout.write(f"{prompt}{line}".rstrip() + "\n")
         return line
