@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 import typer
 
+from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.contract import Violation, check_decision_patch, check_llm_response
 
@@ -163,15 +164,11 @@ def check_items(items: list[Item]) -> list[Finding]:
 
 def _read(file: str) -> str:
     try:
-        if file == "-":
-            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        else:
-            with Path(file).open("rb") as handle:
-                data = handle.read(MAX_INPUT_BYTES + 1)
+        data = read_bounded(sys.stdin.buffer if file == "-" else Path(file), MAX_INPUT_BYTES)
     except OSError as exc:
         raise UnreadableInput(f"cannot read {file}: {exc.strerror or exc}") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise UnreadableInput(f"{file} is larger than {MAX_INPUT_BYTES} bytes")
+    except TooLarge as exc:
+        raise UnreadableInput(f"{file} {exc.problem}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
