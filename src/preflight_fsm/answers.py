@@ -124,12 +124,7 @@ class AnswerRules:
 
     def _is_placeholder(self, text: str, key: str) -> bool:
         """True for a placeholder (C5), or a look-alike of one in other letters (Greek "TBA")."""
-        if key in self.placeholders:
-            return True
-        # ASCII has no look-alike of an ASCII placeholder worth a skeleton (D161's fast path).
-        return not text.isascii() and not self.placeholder_skeletons.isdisjoint(
-            _text.confusable_keys(text)
-        )
+        return key in self.placeholders or _text.confusable_with(text, self.placeholder_skeletons)
 
     def check_intention(self, intention: object) -> str:
         """The cleaned intention, or InvalidIntention saying what to send instead (C5)."""

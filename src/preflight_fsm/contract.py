@@ -21,7 +21,7 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel
 
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow, default_flow
-from preflight_fsm.text import confusable_keys
+from preflight_fsm.text import confusable_keys, confusable_with
 
 __all__ = [
     "RULES",
@@ -443,16 +443,13 @@ def check_decision_patch(
             names = [n for n in names if n != _clean(name)]
     flow = flow or default_flow()
     placeholders = {p.casefold() for p in flow.placeholders}
-    # C5: a placeholder in look-alike letters (Greek "NA") is one too.
-    look_alikes = {key for p in flow.placeholders for key in confusable_keys(p)}
+    look_alikes = frozenset(k for p in flow.placeholders for k in confusable_keys(p))  # C5
     for name, value in fields:
         if not name.strip():
             found.append(Violation("C6-empty", "a field has no name", repr(name)))
         if not value.strip():
             found.append(Violation("C6-empty", "has an empty value", name))
-        elif _clean(value) in placeholders or (
-            not value.isascii() and not look_alikes.isdisjoint(confusable_keys(value.strip()))
-        ):
+        elif _clean(value) in placeholders or confusable_with(value.strip(), look_alikes):
             found.append(Violation("C6-placeholder", f"holds the placeholder {value!r}", name))
         elif _clean(value) in (_clean(flow.other_option), _clean(OTHER_OPTION), "other"):
             found.append(

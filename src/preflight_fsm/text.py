@@ -50,6 +50,7 @@ __all__ = [
     "UNICODE_VERSION",
     "Lookalike",
     "confusable_keys",
+    "confusable_with",
     "describe_refused",
     "lookalike",
     "match_key",
@@ -385,6 +386,12 @@ def confusable_keys(text: str) -> frozenset[str]:
     True
     """
     return frozenset(match_key(key) for key in _resemblance_keys(text))
+
+
+def confusable_with(text: str, keys: frozenset[str]) -> bool:
+    """True when non-ASCII ``text`` shares a :func:`confusable_keys` key with ``keys`` (ASCII
+    text has no look-alike of ASCII text worth a skeleton: D161's fast path)."""
+    return not text.isascii() and not keys.isdisjoint(confusable_keys(text))
 
 
 @dataclass(frozen=True, slots=True)
