@@ -16,7 +16,7 @@ from typing import IO, Any
 import pytest
 
 from mcp_servers import PREFLIGHT_FSM
-from preflight_fsm.mcp.stdio import checked, request_id
+from preflight_fsm.mcp.stdio import MAX_LINE_CHARS, checked, request_id
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -111,3 +111,14 @@ def test_request_id_reads_the_top_level_id_only(line: str, expected: int | str |
 def test_a_valid_message_passes_unchecked() -> None:
     """A line the SDK reads as a message is left to it."""
     assert None is checked(json.dumps(INITIALIZE))
+
+
+def test_a_line_over_the_http_body_limit_is_answered_and_skipped(tmp_path: Path) -> None:
+    """A request line longer than MAX_LINE_CHARS (the HTTP transport's 4 MiB) gets -32600 with
+    its id, its rest is skipped unread, and the next request is answered."""
+    huge = CALL + '"arguments":{"x":"' + "a" * MAX_LINE_CHARS + '"}}}'
+    after = '{"jsonrpc":"2.0","id":10,"method":"tools/list"}'
+    lines = [json.dumps(INITIALIZE), json.dumps(INITIALIZED), huge, after]
+    _, error, listed = _replies(lines, tmp_path, 3)
+    assert (7, -32600) == (error["id"], error["error"]["code"])
+    assert 10 == listed["id"]

@@ -7,11 +7,13 @@ line is checked before the transport sees it, and one that fails is answered as 
 transport answers it (``-32700`` when it is no JSON, ``-32602`` when it is no JSON-RPC message),
 with the request's id when it can be read at the top level of the line; an id that is neither a
 string nor an integer, which both transports would take for a notification's extra member and
-never answer, gets ``-32600``. The SDK is not patched.
+never answer, gets ``-32600``, and so does a line longer than the HTTP transport's body limit,
+whose rest is skipped unread. The SDK is not patched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -24,12 +26,15 @@ import pydantic_core
 from anyio.abc import ObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["checked", "request_id", "run_stdio"]
+__all__ = ["MAX_LINE_CHARS", "checked", "request_id", "run_stdio"]
 
 _MAX_ID_CHARS: Final = 200  # an id is a short token; a longer "id" is not looked for
+MAX_LINE_CHARS: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The longest request line read whole: the SDK's HTTP body limit (4 MiB)."""
 
 
 def checked(line: str) -> types.JSONRPCError | None:
@@ -115,6 +120,15 @@ def _error(request: int | str | None, code: int, message: str) -> types.JSONRPCE
     )
 
 
+class _Borrowed(TextIOWrapper):
+    """A text layer over standard input's buffer that leaves the buffer open when it goes:
+    closing it would close ``sys.stdin`` for the rest of the process."""
+
+    def close(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.detach()
+
+
 class _CheckedLines:
     """Standard input's lines, those the transport cannot read answered here and held back."""
 
@@ -122,24 +136,45 @@ class _CheckedLines:
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.ready = anyio.Event()
         # As the SDK reads stdin: UTF-8, undecodable bytes as U+FFFD (MCP-NOTES).
-        self._stdin = anyio.wrap_file(
-            TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        )
+        self._stdin = _Borrowed(sys.stdin.buffer, encoding="utf-8", errors="replace")
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        async for line in self._stdin:
+        while line := await self._readline(MAX_LINE_CHARS + 1):
+            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                # Over the HTTP transport's body limit: answered, and the rest of it skipped
+                # unread, so no line holds the process's memory (an endless one included).
+                await self._reply(_too_long(line))
+                while (rest := await self._readline(MAX_LINE_CHARS)) and rest[-1] != "\n":
+                    pass
+                continue
             if not line.strip():
                 continue
             error = checked(line)
             if error is None:
                 yield line
-                continue
-            await self.ready.wait()
-            assert self.replies is not None  # set before ready
-            await self.replies.send(SessionMessage(error))
+            else:
+                await self._reply(error)
+
+    async def _readline(self, limit: int) -> str:
+        """A line of at most ``limit`` characters, read in a worker thread (it blocks)."""
+        return await anyio.to_thread.run_sync(self._stdin.readline, limit)
+
+    async def _reply(self, error: types.JSONRPCError) -> None:
+        await self.ready.wait()
+        assert self.replies is not None  # set before ready
+        await self.replies.send(SessionMessage(error))
+
+
+def _too_long(line: str) -> types.JSONRPCError:
+    return _error(
+        request_id(line),
+        types.INVALID_REQUEST,
+        f"Request too large: a message holds at most {MAX_LINE_CHARS:,} characters (as the "
+        "HTTP transport's body limit)",
+    )
 
 
 async def run_stdio(server: MCPServer[Any]) -> None:
