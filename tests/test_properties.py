@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -332,6 +333,39 @@ def test_nothing_invisible_or_undecodable_reaches_a_patch_trace_or_snapshot(
         for _, value in turn.patch.fields if turn.patch else ():
             assert () == refused(value)
         assert machine.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
+
+
+# What renders as nothing (issue 23 item 5): default-ignorable code points (variation selectors,
+# the Hangul fillers, U+034F, zero-width characters) and the braille blank; no emoji here, so
+# none of them may join or style anything.
+INVISIBLE = ["\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufe0f", "\ufe00",
+             "\U000e0100", "\U000e01ef", "\u200b", "\u17b4", "\u180b"]  # fmt: skip
+_SHOWS_NOTHING = regex.compile(r"[\p{Default_Ignorable_Code_Point}\u2800]")
+hiding = st.lists(
+    st.sampled_from([*INVISIBLE, "Solid", "MySQL", "a", " ", "\u039d\u0391"]),
+    min_size=1,
+    max_size=6,
+).map("".join)
+
+
+@given(intentions, st.lists(st.dictionaries(st.sampled_from(KNOWN_IDS), hiding), max_size=4))
+def test_no_patch_value_hides_anything_or_is_a_look_alike_placeholder(
+    intention: str, steps: list[dict[str, Any]]
+) -> None:
+    """C5: whatever invisible characters the answers carry, no recorded answer or patch value
+    holds one (by Unicode's Default_Ignorable_Code_Point, judged here by the regex module, not
+    by text.py), and none is Greek "NA", a placeholder in look-alike letters."""
+    machine = advanced(intention, [])
+    if machine is None:
+        return
+    for answers in steps:
+        try:
+            turn = machine.step(answers)
+        except (InvalidAnswers, SessionFinished):
+            continue
+        fields = turn.patch.fields if turn.patch is not None else ()
+        values = [*machine.answers.values(), *(value for _, value in fields)]
+        assert [] == [v for v in values if _SHOWS_NOTHING.search(v) or v == "\u039d\u0391"]
 
 
 REGISTRY = FlowRegistry(FLOW)
