@@ -637,3 +637,17 @@ def test_a_store_closed_cleanly_copies_as_a_single_file(tmp_path: Path) -> None:
     shutil.copy(path, tmp_path / "copy" / "sessions.sqlite3")
     with SqliteStore(tmp_path / "copy" / "sessions.sqlite3") as copy:
         assert 5 == len(copy.list())
+
+
+def test_a_redis_create_whose_ttl_fails_leaves_no_session(redis_url: str) -> None:
+    """The create script removes the hash it wrote when PEXPIRE refuses the TTL: a failed
+    create leaves no session behind, let alone one without expiry (Redis does not roll a
+    script back)."""
+    from preflight_fsm.store.redis import RedisStore
+
+    flush(redis_url)
+    with RedisStore(redis_url) as store:
+        key = store._key("s1")
+        with pytest.raises(Exception, match="not an integer or out of range"):
+            store._create(keys=[key], args=["x", "1.0", "not-a-ttl", "60.0", ""])
+        assert 0 == store._client.exists(key)
