@@ -9,7 +9,8 @@ are reclaimed without anyone listing them.
 
 Durability is the server's: sessions survive a Redis restart only with AOF (``appendonly yes``)
 or RDB snapshots configured; :meth:`RedisStore.durability_warning` says when the server has
-neither. The URL's password never appears in any message (:func:`redacted`).
+neither. The URL's passwords (its user part's, a ``password=`` in its query, in ``redis://``
+and ``unix://`` URLs alike) never appear in any message (:func:`redacted`).
 """
 
 from __future__ import annotations
