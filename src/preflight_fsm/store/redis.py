@@ -4,8 +4,10 @@ Each session is one hash, ``<prefix><id>`` → ``version``, ``snapshot``, ``crea
 ``updated_at``, ``expire_after``, ``flow``. Every write is a Lua script, so Redis runs the
 compare-and-set (read the version, compare, write) as one atomic command whatever the number of
 clients. Expiry follows the store's clock like every backend, with each session's own
-``expire_after``; the key also carries a Redis TTL of twice that, so sessions nobody comes back to
-are reclaimed without anyone listing them.
+``expire_after``; the key also carries a Redis TTL of twice that (at most about 3,170 years), so
+sessions nobody comes back to are reclaimed without anyone listing them. A create whose TTL cannot
+be set removes what it wrote: no failed write leaves a session behind, let alone one that never
+expires.
 
 Durability is the server's: sessions survive a Redis restart only with AOF (``appendonly yes``)
 or RDB snapshots configured; :meth:`RedisStore.durability_warning` says when the server has
