@@ -651,3 +651,15 @@ def test_a_redis_create_whose_ttl_fails_leaves_no_session(redis_url: str) -> Non
         with pytest.raises(Exception, match="not an integer or out of range"):
             store._create(keys=[key], args=["x", "1.0", "not-a-ttl", "60.0", ""])
         assert 0 == store._client.exists(key)
+
+
+def test_a_backup_of_a_store_in_use_opens_alone_with_every_session(tmp_path: Path) -> None:
+    """SqliteStore.backup copies a store still in use (its steps in the -wal) to a file that
+    opens alone and holds every session, never refused as a copy made without its -wal."""
+    path = tmp_path / "sessions.sqlite3"
+    _abandon(path)
+    with SqliteStore(path) as store:
+        store.backup(tmp_path / "backup.sqlite3")
+    assert not (tmp_path / "backup.sqlite3-wal").exists()
+    with SqliteStore(tmp_path / "backup.sqlite3") as copy:
+        assert 30 == len(copy.list())

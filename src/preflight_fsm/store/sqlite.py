@@ -239,6 +239,20 @@ class SqliteStore(SessionStore):
         """False when the store was opened without ``create`` and there is none yet."""
         return self._db is not None
 
+    def backup(self, destination: str | Path) -> None:
+        """Copy the store, every committed step included, to ``destination`` (a new file), as a
+        store that opens alone: the copy a running store allows (``store/wal.py``)."""
+        target = Path(destination)
+        if target.exists():
+            raise StoreUnavailable(f"{str(target)!r} exists; name a new file for the backup")
+        with self._guard():
+            copy = sqlite3.connect(target, isolation_level=None)
+            try:
+                self._require().backup(copy)
+                _wal.mark_copy_complete(copy)
+            finally:
+                copy.close()
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:

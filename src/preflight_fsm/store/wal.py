@@ -13,7 +13,10 @@ The copy is recognised by the one row of ``store_state``: before a write's steps
 ``-wal``, the file itself is marked in use (:func:`mark_in_use`: a commit, then a checkpoint that
 folds it into the file), with the file's device and inode; the last process to close the store
 clears it once every step is in the file (:func:`mark_not_in_use`). A file marked in use by
-another file, with no ``-wal`` beside it, is a copy made without its log.
+another file, with no ``-wal`` beside it, is a copy made without its log. A copy made with
+SQLite's backup holds the log's steps too; ``SqliteStore.backup`` clears its mark
+(:func:`mark_copy_complete`), and so can ``UPDATE store_state SET in_use = 0`` on one made by the
+``sqlite3`` shell's ``.backup``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "has_content",
     "has_state_table",
     "in_use",
+    "mark_copy_complete",
     "mark_in_use",
     "mark_not_in_use",
     "refuse_copy_without_wal",
@@ -99,8 +103,8 @@ def refuse_copy_without_wal(db: sqlite3.Connection, path: Path, identity: Identi
         f"the session store {str(path)!r} is a copy of a store that was in use, made without "
         f"its write-ahead log {wal_of(path).name!r}: the steps that log held are missing, so "
         "its sessions would read as older or absent; copy the -wal file beside it too, or copy "
-        'while no process uses the store, or with sqlite3 STORE ".backup COPY" '
-        "(docs/sessions.md)"
+        "while no process uses the store, or with SqliteStore(STORE).backup(COPY); a copy you "
+        "know is complete opens once its mark is cleared (docs/sessions.md)"
     )
 
 
@@ -123,6 +127,13 @@ def mark_in_use(
             identity,
         )
     db.execute("PRAGMA wal_checkpoint(FULL)")
+
+
+def mark_copy_complete(copy: sqlite3.Connection) -> None:
+    """Clear the mark of a copy made by SQLite's backup, which holds every committed step (the
+    ``-wal``'s too): it opens alone, never refused as a copy made without its log."""
+    if has_state_table(copy):
+        copy.execute("UPDATE store_state SET in_use = 0")
 
 
 def mark_not_in_use(db: sqlite3.Connection, transaction: Transaction) -> None:
