@@ -300,3 +300,28 @@ def test_an_app_session_under_faults_writes_exactly_the_users_choice(repo: Path)
     assert done.artifacts is not None
     assert "Decision: Database - Type=PostgreSQL" in (repo / done.artifacts.task_path).read_text()
     assert len(seen) >= 4
+
+
+def test_preflights_own_application_can_run_any_adapter_under_the_guard(repo: Path) -> None:
+    """Preflights' PreflightsApp with its mock guarded: one field asked, nothing invented."""
+    from preflights.application.preflights_app import PreflightsApp
+
+    guard, seen = guarded(llm=PreflightsMock())
+    app = PreflightsApp(
+        session_adapter=InMemorySessionAdapter(),
+        llm_adapter=guard,
+        filesystem_adapter=IsolatedFilesystemAdapter(repo),
+        uid_provider=SequentialUIDProvider(),
+        clock_provider=FixedClockProvider(),
+        file_context_builder=SimpleFileContextBuilder(),
+        config_loader=DefaultConfigLoader(),
+    )
+    start = app.start_preflight("Store profiles in a database", str(repo))
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert ["db_type", "db_type__other"] == [q.id for q in start.questions]
+    assert "completed" == done.status, done.error
+    assert done.artifacts is not None
+    task = (repo / done.artifacts.task_path).read_text()
+    assert "Decision: Database - Type=MySQL" in task
+    assert "Prisma" not in task  # Preflights' mock invents ORM=Prisma; the guard replaced it
+    assert ["contract", "contract"] == [r.reason for r in seen]
