@@ -72,3 +72,18 @@ def test_an_unknown_policy_in_the_environment_is_a_usage_error(tmp_path: Path) -
     )
     assert 2 == done.returncode
     assert "PREFLIGHT_FSM_ANSWERS_FROM" in done.stderr
+
+
+def test_a_busy_http_port_is_a_usage_error_not_refused_answers(tmp_path: Path) -> None:
+    """`mcp --transport http` on a port something listens on exits 2 naming the port, not 3
+    (the exit code of refused answers, which the HTTP server's own startup failure used)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run("--transport", "http", "--port", str(port), cwd=tmp_path)
+    assert 2 == done.returncode
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

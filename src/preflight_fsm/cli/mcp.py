@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import socket
 from typing import Annotated, Any, Literal
 
 import typer
 
 from preflight_fsm.cli import app
+from preflight_fsm.cli.report import usage_error
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
     ExpireOption,
@@ -53,6 +55,23 @@ def _preflights_builder() -> Any:
             f"{PREFLIGHTS_BUILDER} has no build_preflights_server", param_hint="--preflights"
         )
     return builder
+
+
+def _check_listenable(host: str, port: int) -> None:
+    """A usage error (exit 2) when ``host:port`` cannot be listened on, before the server runs:
+    the HTTP server would log the failure and exit 3, the code of refused answers."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            # As the server binds: a port left in TIME_WAIT by a previous run is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        raise usage_error(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}): pass another --port "
+            "(or --host), or stop what listens there"
+        ) from None
 
 
 @app.command("mcp")
@@ -113,6 +132,8 @@ def mcp_command(
     from preflight_fsm.mcp import build_server, serve
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+    if chosen == "http":
+        _check_listenable(host, port)
     if preflights:
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import (
     EXIT_CONFLICT,
@@ -27,6 +28,7 @@ from preflight_fsm.cli.report import (
     EXIT_FINISHED,
     EXIT_INVALID_ANSWERS,
     EXIT_OK,
+    EXIT_OUTPUT,
     EXIT_STORE_UNAVAILABLE,
     EXIT_UNKNOWN_SESSION,
     EXIT_USAGE,
@@ -42,6 +44,10 @@ from preflight_fsm.cli.stores import (
     StoreOption,
     open_sessions,
 )
+
+MAX_ANSWERS_BYTES = 1024 * 1024
+"""`answer ID -` reads at most this much JSON (a step holds at most 32 answers of 500 characters
+with the default flow, 100,000 with any): more is refused, not read to its end."""
 
 if TYPE_CHECKING:
     from preflight_fsm.answered_by import AnsweredBy
@@ -81,7 +87,8 @@ EXIT_HELP = (
     f"{EXIT_CONFLICT} conflict (another process stepped it first); "
     f"{EXIT_FINISHED} session already finished; "
     f"{EXIT_CORRUPT} corrupt session; "
-    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store. "
+    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store; "
+    f"{EXIT_OUTPUT} standard output could not be written. "
     "With --json every error is one JSON object on standard output."
 )
 
@@ -263,7 +270,11 @@ def answer(
     if pairs == ["-"]:
         if answers_json is not None:
             raise usage_error("give the answers as - (standard input) or --answers, not both")
-        given = _json_answers(sys.stdin.buffer.read(), "standard input")
+        try:
+            data = read_bounded(sys.stdin.buffer, MAX_ANSWERS_BYTES)
+        except TooLarge as exc:
+            raise usage_error(f"standard input {exc.problem}: send one step's answers") from None
+        given = _json_answers(data, "standard input")
     elif answers_json is not None:
         if pairs:
             raise usage_error("give the answers as key=value pairs or --answers, not both")
