@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ from journeys import JOURNEYS
 from preflight_fsm import (
     ClarificationMachine,
     FlowRegistry,
+    InvalidFlow,
     InvalidSeal,
     InvalidSnapshot,
     SealKeys,
@@ -715,27 +715,12 @@ def test_what_the_full_path_refuses_the_fast_path_refuses(
     assert field == info.value.field
 
 
-def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
-    """A flow may name a question with more characters than a snapshot holds (200): its session
-    cannot be snapshotted, and a snapshot written for it by hand restores on neither path."""
-    flow = flow_from_data({"category_question": {"id": "c" * 201}})
-    registry = FlowRegistry(flow)
-    session = ClarificationMachine("Improve the feedback form", flow)._session
-    content = snapshot_write.derived_fields(session)
-    content.update(
-        intention=session.intention,
-        schema_version=snapshot_module.SCHEMA_VERSION,
-        flow_fingerprint=flow.fingerprint,
-        steps=session.steps,
-        answered_by=session.answered_by,
-    )
-    content["digest"] = hashlib.sha256(snapshot_model.canonical(content)).hexdigest()
-    content["seal"] = None
-    text = json.dumps(content)
-    assert snapshot_fast.restored_json(text, registry, False, None) is None
-    with pytest.raises(InvalidSnapshot) as info:
-        ClarificationMachine.from_snapshot(text, registry)
-    assert "asked_questions.0" == info.value.field
+def test_ids_longer_than_a_snapshot_holds_are_refused_when_the_flow_loads() -> None:
+    """A flow may not name a question with more characters than a snapshot holds (200): such a
+    session could never be snapshotted, so the flow is refused when it loads (issue 23 item 11)."""
+    with pytest.raises(InvalidFlow) as info:
+        flow_from_data({"category_question": {"id": "c" * 201}})
+    assert "200" in str(info.value)
 
 
 def test_every_trace_step_the_table_writes_fits_a_snapshot() -> None:

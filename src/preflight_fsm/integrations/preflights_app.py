@@ -39,7 +39,7 @@ from preflights.application.types import (
 
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.flow import OTHER_SUFFIX
-from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
+from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_answered_by import decided_sources, note_who_answered
 from preflight_fsm.integrations.preflights_position import Position, log_position
 from preflight_fsm.integrations.preflights_sessions import (
@@ -135,6 +135,8 @@ class FsmPreflightsApp(PreflightsApp):
         session = self._session.get(session_id)
         if session is None or session.is_expired(self._clock.now_unix()):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+        # The option texts an LLM showed become the flow's options they name (a guard's turns).
+        answers_delta = self._engine.engine_answers(answers_delta, session.asked_questions)
         if session.core_questions_asked:
             # The engine was Done: these rounds answer Preflights' core's own follow-ups.
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
@@ -190,7 +192,14 @@ class FsmPreflightsApp(PreflightsApp):
     ) -> PreflightContinueResult:
         assert where.turn is not None
         asked = {q.id for q in session.asked_questions}
-        questions = tuple(to_preflights_question(q) for q in where.turn.questions)
+        shown = self._engine.turn_at(
+            session.intention,
+            where,
+            self._config.load(session.repo_path),
+            [q.id for q in session.asked_questions],
+            merged,
+        )
+        questions = shown.questions
         # A NeedOther turn asks "<id>__other" again, alone; Preflights already holds it as the
         # companion, which it requires now that "<id>" is "Other (specify)". Keep one of each id.
         new = tuple(q for q in questions if q.id not in asked)
@@ -198,8 +207,8 @@ class FsmPreflightsApp(PreflightsApp):
         session.all_answers = dict(merged)
         record_round(session, where.answers, source)
         session.asked_questions = session.asked_questions + new
-        session.missing_info = where.turn.missing_info
-        session.decision_hint = where.turn.decision_hint
+        session.missing_info = shown.missing_info
+        session.decision_hint = shown.decision_hint
         self._session.update(session)
         result = PreflightContinueResult(status="needs_more_answers", questions=questions)
         return self._bounded(session.id, answers_delta, result)

@@ -53,6 +53,7 @@ from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
 from preflight_fsm.integrations.preflights_forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
+from preflight_fsm.llm.pf import configured_guard
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
@@ -184,7 +185,11 @@ def build_preflights_server(
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
     flow: Flow | None = load_flow(flow_path) if flow_path else None
-    tools = PreflightsTools(build_store_app(store, flow, answered_by="agent"))
+    try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
+        guard = configured_guard(flow, report=logger.warning)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    tools = PreflightsTools(build_store_app(store, flow, guard, answered_by="agent"))
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
@@ -223,13 +228,18 @@ def build_preflights_server(
 
 
 def build_store_app(
-    store: str | None = None, flow: Flow | None = None, *, answered_by: AnsweredBy = "api"
+    store: str | None = None,
+    flow: Flow | None = None,
+    llm_adapter: FsmLLMAdapter | None = None,
+    *,
+    answered_by: AnsweredBy = "api",
 ) -> FsmPreflightsApp:
-    """Preflights' application on the engine, its sessions in a preflight-fsm store; its rounds
-    supplied by ``answered_by`` unless a round says otherwise."""
+    """Preflights' application on the engine (or ``llm_adapter``, a guarded LLM), its sessions
+    in a preflight-fsm store; its rounds supplied by ``answered_by`` unless a round says
+    otherwise."""
     return FsmPreflightsApp(
         session_adapter=StoreSessionAdapter(open_store(store)),
-        llm_adapter=FsmLLMAdapter(flow=flow),
+        llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),
         uid_provider=RandomUIDProvider(),
         clock_provider=SystemClockProvider(),
