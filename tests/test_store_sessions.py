@@ -306,3 +306,21 @@ def test_sessions_of_preflights_own_app_in_the_same_store_are_not_listed() -> No
     store.create("preflights-abc", '{"not": "an engine snapshot"}')
     assert [started.id] == [s.id for s in sessions.list() if hasattr(s, "id")]
     assert 1 == len(sessions.list())
+
+
+def test_a_session_stored_before_answered_by_shows_its_steps_unknown() -> None:
+    """C9: a version-2 snapshot in a store restores with every step 'unknown', and the next
+    step records its own source."""
+    v2 = Path(__file__).parent / "fixtures" / "snapshots" / "v2.jsonl"
+    line = next(
+        line
+        for line in v2.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["state"] == "NeedOther"
+        and json.loads(line)["intention"] == "Improve the feedback form"
+    )
+    store = MemoryStore()
+    store.create("old", seal_envelope("old", line))
+    sessions = Sessions(store)
+    assert ["unknown"] == [step.answered_by for step in sessions.show("old").steps]
+    stepped = sessions.answer("old", {"change_category__other": "database"}, answered_by="cli")
+    assert ["unknown", "cli"] == [step.answered_by for step in stepped.steps]

@@ -137,8 +137,17 @@ def mcp_command(
     if preflights:
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()
+        with _reported(as_json=False):
+            keys = _seal_keys(seal_key_file)
         try:
-            server = build(store, str(flow) if flow is not None else None, answers_from=policy)
+            # The seal keys seal the forms' round state, so rounds continue on any server
+            # sharing them (Preflights' sessions themselves are stored unsealed).
+            server = build(
+                store,
+                str(flow) if flow is not None else None,
+                answers_from=policy,
+                request_state_keys=keys.keys if keys else (),
+            )
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -203,9 +203,10 @@ class PreflightsForms:
         if self.answers_from != "user":
             return result
         session_id = result["session_id"]
-        why = "the person declined or closed the form" if declined else "this client cannot "
-        why += "" if declined else "show forms"
-        hint = NEED_USER_DECLINED if declined else NEED_USER_NO_FORMS
+        if declined:
+            why, hint = "the person declined or closed the form", NEED_USER_DECLINED
+        else:
+            why, hint = "this client cannot show forms", NEED_USER_NO_FORMS
         return _error(
             ANSWERS_NEED_USER,
             f"the questions were not answered: {why}, and this server takes answers only from "
