@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -213,7 +214,7 @@ CASES: tuple[Case, ...] = (
         "Tidy up the billing module",
         (c("change_category", OTHER, "Payments"),),
         "Other",
-        (("Description", "Tidy up the billing module"),),
+        (("Description", "Payments"),),  # the text typed describes it (docs/decisions.md)
     ),
     Case(
         "other-category-names-one",
@@ -278,6 +279,38 @@ def run_pf(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def pf_in_a_terminal(repo: Path, home: Path, intention: str, script: list[tuple[str, str]]) -> str:
+    """``preflight-fsm pf start INTENTION`` on a pseudo-terminal, typing each answer at its
+    prompt (``script``: prompt, typed); all it showed, colours removed. It must complete."""
+    main, child = os.openpty()
+    process = subprocess.Popen(
+        [PREFLIGHT_FSM, "pf", "start", intention],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=repo,
+        close_fds=True,
+        env={**os.environ, "HOME": str(home)},
+    )
+    os.close(child)
+    seen, shown = "", ""
+    try:
+        for prompt, typed in [*script, ("Preflight completed", "")]:
+            while prompt not in seen:
+                ready, _, _ = select.select([main], [], [], 30)
+                assert ready, f"no {prompt!r} within 30 s; the terminal shows:\n{shown}"
+                chunk = re.sub(r"\x1b\[[0-9;]*m", "", os.read(main, 4096).decode(errors="replace"))
+                seen, shown = seen + chunk, shown + chunk
+            seen = seen.split(prompt, 1)[1]
+            if typed or prompt != "Preflight completed":
+                os.write(main, f"{typed}\r".encode())
+        assert 0 == process.wait(timeout=30)
+    finally:
+        process.kill()
+        os.close(main)
+    return shown
 
 
 def written_decisions(repo: Path) -> list[str]:

@@ -7,10 +7,6 @@ on standard input, and a timeout (a loop that never ends fails instead of hangin
 from __future__ import annotations
 
 import json
-import os
-import re
-import select
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,10 +15,10 @@ pytest.importorskip("preflights")
 
 from preflights_e2e import (
     CASES,
-    PREFLIGHT_FSM,
     Case,
     expected_decisions,
     make_repo,
+    pf_in_a_terminal,
     run_pf,
     written_decisions,
 )
@@ -153,40 +149,11 @@ def test_an_intention_the_engine_cannot_read_is_explained(repo_home: tuple[Path,
 def test_pf_runs_in_a_real_terminal(repo_home: tuple[Path, Path]) -> None:
     """In a pseudo-terminal, pf prompts each question in turn and completes (as a user types)."""
     repo, home = repo_home
-    main, child = os.openpty()
-    process = subprocess.Popen(
-        [PREFLIGHT_FSM, "pf", "start", "Improve the checkout flow"],
-        stdin=child,
-        stdout=child,
-        stderr=child,
-        cwd=repo,
-        close_fds=True,
-        env={**os.environ, "HOME": str(home)},
-    )
-    os.close(child)
-    seen = ""
-
-    def until(prompt: str) -> None:
-        nonlocal seen
-        while prompt not in seen:
-            ready, _, _ = select.select([main], [], [], 30)
-            assert ready, f"no {prompt!r} within 30 s; the terminal shows:\n{seen}"
-            seen += os.read(main, 4096).decode(errors="replace")
-            seen = re.sub(r"\x1b\[[0-9;]*m", "", seen)  # pf colours its prompts
-        seen = seen.split(prompt, 1)[1]
-
-    try:
-        for prompt, typed in [
-            ("change_category:", "3"),
-            ("db_type:", "2"),
-            ("allowlist_paths:", "src/db/"),
-            ("acceptance_criteria:", "ok"),
-        ]:
-            until(prompt)
-            os.write(main, f"{typed}\r".encode())
-        until("Preflight completed")
-        assert 0 == process.wait(timeout=30)
-    finally:
-        process.kill()
-        os.close(main)
+    script = [
+        ("change_category:", "3"),
+        ("db_type:", "2"),
+        ("allowlist_paths:", "src/db/"),
+        ("acceptance_criteria:", "ok"),
+    ]
+    pf_in_a_terminal(repo, home, "Improve the checkout flow", script)
     assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]

@@ -63,12 +63,13 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
     """Ask the machine's questions until its session ends, write the outcome, return the last turn.
 
     Refused input (RefusedReply, InvalidAnswers) is answered and the question asked again; the
-    session never sees it. An empty line declines only once confirmed. EOFError and
-    KeyboardInterrupt from ``read_line`` propagate, and leave the machine at the turn it had
-    reached, so a caller can store it and resume later.
+    session never sees it. A near miss of an option asks "did you mean" first; an empty answer
+    that would end the session declines only once confirmed; a refused "Other (specify)" text
+    asks for the text again, not the choice. EOFError and KeyboardInterrupt from ``read_line``
+    propagate, and leave the machine at the turn it had reached, so a caller can store it and
+    resume later.
     """
     from preflight_fsm.cli.render import question_texts
-    from preflight_fsm.errors import InvalidAnswers
 
     texts = question_texts(machine.flow)
     turn = machine.turn
@@ -79,26 +80,66 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
         first = False
         write(render_turn(turn))
         try:
-            reply = parse_reply(turn, read_line(PROMPT))
-            if reply.confirm_decline and read_line(DECLINE_PROMPT).strip().casefold() not in {
-                "y",
-                "yes",
-            }:
-                continue  # not declined: ask the question again
-            answers = reply.answers
-            if reply.follow_up is not None:
-                # Sent as given, blank included: the engine then asks for it alone (NeedOther, C5).
-                text = read_line(f"{reply.follow_up.question} ")
-                answers = {**answers, reply.follow_up.id: text}
-            turn = machine.step(answers)
+            turn = _answer_turn(machine, turn, read_line, write, texts)
         except RefusedReply as refused:
             write(str(refused))
-        except InvalidAnswers as refused:
-            write(render_feedback(refused.feedback, texts))
     if not first:
         write("")
     write(render_outcome(turn, machine.flow))
     return turn
+
+
+def _answer_turn(
+    machine: ClarificationMachine,
+    turn: Turn,
+    read_line: ReadLine,
+    write: Write,
+    texts: dict[str, str],
+) -> Turn:
+    """One typed answer to the turn's question, confirmed where it must be; the next turn (the
+    same one when the person took the answer back or the engine refused it)."""
+    from preflight_fsm.answers import described
+    from preflight_fsm.errors import InvalidAnswers
+
+    reply = parse_reply(turn, read_line(PROMPT))
+    if reply.confirm_decline and not _yes(read_line(DECLINE_PROMPT)):
+        return turn  # not declined: ask the question again
+    answers = reply.answers
+    if reply.suggestion is not None:
+        (qid, typed), suggested = next(iter(answers.items())), reply.suggestion
+        if _yes(read_line(f'Did you mean "{suggested}"? [Y/n] '), default=True):
+            answers = {qid: suggested}
+        else:
+            write(f'Kept as typed: "{typed.strip()}".')
+    answers = described(machine.flow, answers)  # a NeedOther turn asks the category's text
+    follow_up = reply.follow_up
+    while True:
+        if follow_up is not None:
+            # Sent as given, blank included: the engine then asks for it alone (NeedOther, C5),
+            # unless no turn is left for that: then it is a decline, confirmed first.
+            text = read_line(f"{follow_up.question} ")
+            last_turn = turn.number >= machine.flow.limits.max_turns
+            if not text.strip() and last_turn and not _yes(read_line(DECLINE_PROMPT)):
+                continue
+            answers = described(machine.flow, {**answers, follow_up.id: text})
+        try:
+            return machine.step(answers)
+        except InvalidAnswers as refused:
+            issues = refused.feedback.get("issues", {})
+            fields = {str(i.get("field")) for i in issues.get("invalid", ())}
+            description = machine.flow.other_category.description_id
+            if follow_up is None or not fields or not fields <= {follow_up.id, description}:
+                write(render_feedback(refused.feedback, texts))
+                return turn
+            # Only the text was refused: keep the choice, ask for the text again.
+            only_text = [i for i in issues["invalid"] if i.get("field") == follow_up.id]
+            write(render_feedback({"issues": {"invalid": only_text}}, texts))
+
+
+def _yes(line: str, *, default: bool = False) -> bool:
+    """A typed y/yes (or, with ``default``, an empty line) as yes; anything else no."""
+    answer = line.strip().casefold()
+    return answer in {"y", "yes"} or (default and not answer)
 
 
 def _line_writer(stdout: TextIO) -> Write:

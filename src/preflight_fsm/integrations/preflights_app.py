@@ -109,6 +109,13 @@ class FsmPreflightsApp(PreflightsApp):
         self.user_errors: deque[str] = deque(maxlen=_REMEMBERED)
         # The question ids each session was last answered with needs_more_answers (this process).
         self._last_asked: dict[str, tuple[str, ...]] = {}
+        # How a hint tells the person to answer a question: `preflight-fsm pf` sets its command;
+        # an MCP agent answers in the `answers` of its next require_clarification call.
+        self.answer_command: str | None = None
+
+    def asked_last(self) -> tuple[str, ...]:
+        """The question ids of the latest round answered with needs_more_answers, if any."""
+        return next(reversed(self._last_asked.values()), ())
 
     def continue_preflight(
         self,
@@ -169,9 +176,9 @@ class FsmPreflightsApp(PreflightsApp):
         given = merged.get(f"{key}{OTHER_SUFFIX}", merged.get(key))
         other = self._engine.flow.other_option.casefold()
         if given is None or str(given).strip().casefold() in (other, "other"):
-            reason = f"the turn budget ran out before {key} was answered (C3)"
+            reason = f"the turn budget ran out before {key} was answered"
         else:
-            reason = f"{key} was declined: {given!r} is no usable answer (C5)"
+            reason = f"{key} was declined: {given!r} is no usable answer"
         self._session.delete(session.id)
         self._last_asked.pop(session.id, None)
         self.stops.append(Stop(session.id, session.repo_path, reason))
@@ -209,10 +216,16 @@ class FsmPreflightsApp(PreflightsApp):
                 code=AWAITING_ANSWER,
                 message=f"Still waiting for {wanted}, and this round brought no answer to it.",
                 details=tuple(("question_id", qid) for qid in ids),
-                recovery_hint=f"Answer {ids[0] if ids else 'it'} by id (`pf answer id=...`, or "
-                "the answers of require_clarification).",
+                recovery_hint=f"Answer it: {self._how_to_answer(ids[0] if ids else None)}.",
             ),
         )
+
+    def _how_to_answer(self, question_id: str | None) -> str:
+        """The command (pf) or the call (MCP) that answers ``question_id``."""
+        qid = question_id or "QUESTION_ID"
+        if self.answer_command is not None:
+            return f'{self.answer_command} {qid}="..."'
+        return f"give {qid} in the answers of the next require_clarification call"
 
     def _refused(
         self, session: Session, merged: Answers, where: Position
@@ -245,8 +258,8 @@ class FsmPreflightsApp(PreflightsApp):
                 code=INVALID_ANSWER,
                 message="Answer refused, not recorded: " + "; ".join(lines or ["see details"]),
                 details=tuple(details),
-                recovery_hint="Send it again, corrected"
-                + (f", e.g. `pf answer {sorted(refused)[0]}=...`" if refused else "")
+                recovery_hint="Send it again, corrected: "
+                + self._how_to_answer(sorted(refused)[0] if refused else None)
                 + "; the other answers were kept.",
             ),
         )

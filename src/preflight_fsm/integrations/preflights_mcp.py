@@ -171,6 +171,8 @@ def build_preflights_server(store: str | None = None, flow_path: str | None = No
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine.",
+        # The SDK logs every request at INFO, several lines each: only what needs a look.
+        log_level="WARNING",
     )
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION)
