@@ -22,8 +22,11 @@ from benchmarks.timing import _timed
 from benchmarks.workloads import LIVE, SCENARIOS, fresh, live_session, ours
 from preflight_fsm import ClarificationMachine
 from preflight_fsm import machine as machine_module
-from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm import turn as turn_module
+from preflight_fsm.snapshot import fast as snapshot_fast
+from preflight_fsm.snapshot import model as snapshot_model
+from preflight_fsm.snapshot import restore as snapshot_restore
+from preflight_fsm.snapshot import write as snapshot_write
 from preflight_fsm.turn import Turn, turn_fields
 
 US = 1e6
@@ -31,20 +34,25 @@ US = 1e6
 
 def _stdlib_canonical(content: Any) -> bytes:
     """The canonical JSON as the standard library writes it (the definition D21 names), of the
-    signed fields only, as ``_canonical`` writes them (D48)."""
-    plain = {name: content[name] for name in snapshot_module._SIGNED_FIELDS}
+    signed fields only, as ``snapshot.model.canonical`` writes them (D48)."""
+    plain = {name: content[name] for name in snapshot_model.SIGNED_FIELDS}
     plain["steps"] = list(content["steps"])
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 @contextmanager
-def _replaced(module: Any, name: str, plain: Any) -> Iterator[None]:
-    kept = getattr(module, name)
-    setattr(module, name, plain)
+def _replaced(module: Any, name: str, plain: Any, *more: Any) -> Iterator[None]:
+    """``name`` replaced by ``plain`` in ``module`` and in each of ``more`` (modules that
+    imported it by name)."""
+    modules = (module, *more)
+    kept = [getattr(m, name) for m in modules]
+    for m in modules:
+        setattr(m, name, plain)
     try:
         yield
     finally:
-        setattr(module, name, kept)
+        for m, k in zip(modules, kept, strict=True):
+            setattr(m, name, k)
 
 
 _SESSIONS = ("session.shortcut", "session.two_phase", "session.other")
@@ -58,13 +66,15 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         (*_SESSIONS, "step", "memory.live_session"),
     ),
     # Full snapshots in JSON text restored from the parsed JSON, without a SessionSnapshot.
-    "restore from parsed JSON (_restored_json)": (
-        lambda: _replaced(snapshot_module, "_restored_json", lambda *args: None),
+    "restore from parsed JSON (restored_json)": (
+        lambda: _replaced(snapshot_restore, "restored_json", lambda *args: None),
         _RESTORE,
     ),
     # The digest's canonical JSON written by pydantic-core instead of json.dumps.
-    "canonical JSON by pydantic-core (_canonical)": (
-        lambda: _replaced(snapshot_module, "_canonical", _stdlib_canonical),
+    "canonical JSON by pydantic-core (canonical)": (
+        lambda: _replaced(
+            snapshot_model, "canonical", _stdlib_canonical, snapshot_write, snapshot_fast
+        ),
         ("snapshot.to_json", *_RESTORE),
     ),
 }

@@ -25,6 +25,7 @@ from preflight_fsm import (
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.flow import OTHER_SUFFIX
 from preflight_fsm.session import Session
+from preflight_fsm.snapshot import fast as snapshot_fast
 
 FLOW = default_flow()
 OTHER = FLOW.other_option
@@ -382,12 +383,12 @@ def test_the_fast_restore_accepts_only_what_the_full_path_accepts(
         with contextlib.suppress(ValueError):
             data["digest"] = SessionSnapshot.model_validate(data).content_digest()
     text = json.dumps(data)
-    fast = snapshot_module._restored_json(text, REGISTRY, require_digest, keys)
+    fast = snapshot_fast.restored_json(text, REGISTRY, require_digest, keys)
     try:
         parsed = snapshot_module.parse_snapshot(
             text, REGISTRY, require_digest=require_digest, keys=keys
         )
-        full: Session | None = snapshot_module.restore(parsed, REGISTRY)
+        full: Session | None = snapshot_module.replay_snapshot(parsed, REGISTRY)
     except InvalidSnapshot:
         full = None
     if fast is not None:

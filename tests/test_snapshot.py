@@ -27,6 +27,10 @@ from preflight_fsm import (
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.flow import flow_from_data
 from preflight_fsm.session import Session
+from preflight_fsm.snapshot import fast as snapshot_fast
+from preflight_fsm.snapshot import model as snapshot_model
+from preflight_fsm.snapshot import versions as snapshot_versions
+from preflight_fsm.snapshot import write as snapshot_write
 from preflight_fsm.table import TABLE
 
 OTHER = "Other (specify)"
@@ -166,8 +170,9 @@ def version_two(monkeypatch: pytest.MonkeyPatch) -> None:
         data["awaiting"] = data.pop("other_for", None)
         return data
 
-    monkeypatch.setattr(snapshot_module, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(snapshot_module.MIGRATIONS, 2, upgrade)
+    monkeypatch.setattr(snapshot_versions, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(snapshot_versions.MIGRATIONS, 2, upgrade)
+    monkeypatch.setitem(snapshot_versions.SIGNED_CONTENT, 2, snapshot_model.canonical)
 
 
 def test_migrations_run_in_order_before_validation(version_two: None) -> None:
@@ -189,8 +194,8 @@ def test_a_snapshot_of_another_flow_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000],
-    ids=["text", "array", "bad-bytes", "deep", "huge"],
+    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000, "\udcff", '{"a": "\udcff"}'],
+    ids=["text", "array", "bad-bytes", "deep", "huge", "lone-surrogate", "surrogate-in-object"],
 )
 def test_malformed_json_is_an_invalid_snapshot(raw: str | bytes) -> None:
     """C9: pydantic's and json's own errors never leak out of from_snapshot."""
@@ -590,7 +595,7 @@ REGISTRY = FlowRegistry(default_flow())
 def full_path(text: str | bytes, **options: Any) -> Session:
     """What parse_snapshot then restore make of ``text``: the path that names every refusal."""
     parsed = snapshot_module.parse_snapshot(text, REGISTRY, **options)
-    return snapshot_module.restore(parsed, REGISTRY)
+    return snapshot_module.replay_snapshot(parsed, REGISTRY)
 
 
 def positions() -> list[tuple[str, ClarificationMachine]]:
@@ -617,7 +622,7 @@ def test_every_snapshot_written_here_restores_from_its_parsed_json(
     """A snapshot's own JSON takes the fast path, into the session the full path restores."""
     keys = KEY if sealed else None
     text = machine.snapshot(seal=keys).model_dump_json()
-    fast = snapshot_module._restored_json(text, REGISTRY, True, keys)
+    fast = snapshot_fast.restored_json(text, REGISTRY, True, keys)
     assert fast is not None
     full = full_path(text, require_digest=True, keys=keys)
     assert snapshot_module.snapshot_of(full) == snapshot_module.snapshot_of(fast)
@@ -650,7 +655,7 @@ def test_what_the_fast_path_does_not_take_restores_by_the_full_path(
     machine = ClarificationMachine("Improve the feedback form")
     machine.step({"change_category": "Database", "db_type": "MySQL"})
     text = edited(machine.snapshot().model_dump_json(), edit)
-    assert snapshot_module._restored_json(text, REGISTRY, False, None) is None
+    assert snapshot_fast.restored_json(text, REGISTRY, False, None) is None
     assert machine.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
 
 
@@ -704,7 +709,7 @@ def test_what_the_full_path_refuses_the_fast_path_refuses(
     machine = ClarificationMachine("Improve the feedback form")
     machine.step({"change_category": "Database"})
     text = edited(machine.snapshot().model_dump_json(), edit)
-    assert snapshot_module._restored_json(text, REGISTRY, False, None) is None
+    assert snapshot_fast.restored_json(text, REGISTRY, False, None) is None
     with pytest.raises(InvalidSnapshot) as info:
         ClarificationMachine.from_snapshot(text)
     assert field == info.value.field
@@ -716,17 +721,17 @@ def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
     flow = flow_from_data({"category_question": {"id": "c" * 201}})
     registry = FlowRegistry(flow)
     session = ClarificationMachine("Improve the feedback form", flow)._session
-    content = snapshot_module.derived_fields(session)
+    content = snapshot_write.derived_fields(session)
     content.update(
         intention=session.intention,
         schema_version=snapshot_module.SCHEMA_VERSION,
         flow_fingerprint=flow.fingerprint,
         steps=session.steps,
     )
-    content["digest"] = hashlib.sha256(snapshot_module._canonical(content)).hexdigest()
+    content["digest"] = hashlib.sha256(snapshot_model.canonical(content)).hexdigest()
     content["seal"] = None
     text = json.dumps(content)
-    assert snapshot_module._restored_json(text, registry, False, None) is None
+    assert snapshot_fast.restored_json(text, registry, False, None) is None
     with pytest.raises(InvalidSnapshot) as info:
         ClarificationMachine.from_snapshot(text, registry)
     assert "asked_questions.0" == info.value.field
@@ -748,8 +753,8 @@ def test_the_fast_path_compares_every_field_of_the_snapshot() -> None:
     """What a replay derives and what it does not (inputs, digest, seal) are every field: a
     field added to the snapshot is compared, or the fast path never accepts."""
     machine = ClarificationMachine("Improve the feedback form")
-    derived = snapshot_module.derived_fields(machine._session)
-    assert sorted(SessionSnapshot.model_fields) == sorted([*derived, *snapshot_module._UNDERIVED])
+    derived = snapshot_write.derived_fields(machine._session)
+    assert sorted(SessionSnapshot.model_fields) == sorted([*derived, *snapshot_fast._UNDERIVED])
 
 
 @pytest.mark.parametrize("seal", [None, "0" * 64], ids=["unsealed", "wrongly-sealed"])
@@ -757,6 +762,6 @@ def test_with_a_key_the_fast_path_takes_only_a_snapshot_sealed_under_it(seal: st
     """C11: the seal is checked on the fast path too; the refusal is InvalidSeal, as before."""
     data = json.loads(at_turn_three().snapshot(seal=KEY).model_dump_json())
     text = json.dumps({**data, "seal": seal})
-    assert snapshot_module._restored_json(text, REGISTRY, False, KEY) is None
+    assert snapshot_fast.restored_json(text, REGISTRY, False, KEY) is None
     with pytest.raises(InvalidSeal):
         ClarificationMachine.from_snapshot(text, keys=KEY)

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     )
     from preflight_fsm.flow import Flow, FlowRegistry, default_flow, load_flow, load_registry
     from preflight_fsm.machine import ClarificationMachine, Migration
+    from preflight_fsm.migration import Divergence
     from preflight_fsm.patch import DecisionPatch
-    from preflight_fsm.snapshot import Divergence, SealKeys, SessionSnapshot, TraceStep
+    from preflight_fsm.snapshot import SealKeys, SessionSnapshot, TraceStep
     from preflight_fsm.table import Edge, transition_table
     from preflight_fsm.turn import LLMResponse, Question, Turn
 
@@ -66,7 +67,7 @@ __version__ = "0.1.0"
 _HOMES: dict[str, str] = {
     "ClarificationMachine": "machine",
     "DecisionPatch": "patch",
-    "Divergence": "snapshot",
+    "Divergence": "migration",
     "Edge": "table",
     "Flow": "flow",
     "FlowRegistry": "flow",

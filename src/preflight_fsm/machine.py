@@ -2,7 +2,8 @@
 
 The rules live elsewhere, each in the module named for it: the table (``table.py``), the guards
 (``guards.py``), the shared machine and the step loop (``engine.py``), answers (``answers.py``),
-patches (``patch.py``), turns (``turn.py``), snapshots (``snapshot.py``).
+patches (``patch.py``), turns (``turn.py``), snapshots (``snapshot/``), moving to another
+flow (``migration.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, ClassVar
 from preflight_fsm import snapshot as _snapshot
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
+from preflight_fsm.migration import Divergence, migrate
 from preflight_fsm.session import Session
 from preflight_fsm.states import STATES, TERMINAL_STATES, StateName
 from preflight_fsm.turn import Turn, turn_of
@@ -131,14 +133,14 @@ class ClarificationMachine:
         """
         flows = _registry(flow)
         return cls._of(
-            _snapshot.restored(snapshot, flows, require_digest=require_digest, keys=keys)
+            _snapshot.restore_session(snapshot, flows, require_digest=require_digest, keys=keys)
         )
 
     def migrate(self, target: Flow, *, force: bool = False) -> Migration:
         """This session's inputs replayed on ``target`` (C10): the session there, or where it
         diverges. With ``force`` a diverging session is migrated all the same (one whose answers
         ``target`` refuses never is)."""
-        session, divergence = _snapshot.migrate(self._session, engine_for(target), force=force)
+        session, divergence = migrate(self._session, engine_for(target), force=force)
         machine = None if session is None else ClarificationMachine._of(session)
         return Migration(machine, divergence)
 
@@ -151,7 +153,7 @@ class Migration:
     """A session moved to another flow (C10): the session there, and the first divergence."""
 
     machine: ClarificationMachine | None
-    divergence: _snapshot.Divergence | None
+    divergence: Divergence | None
 
     @property
     def migrated(self) -> bool:

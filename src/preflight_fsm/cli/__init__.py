@@ -17,16 +17,27 @@ import typer
 from typer.core import TyperGroup
 
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ("chat", "check", "diagram", "mcp", "pf", "sessions")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "chat",
+    "check",
+    "diagram",
+    "mcp",
+    "pf",
+    "sessions",
+    "store_admin",
+)
 
 _LAZY: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Clarify an intention in the terminal, one question at a time."),
     "start": ("sessions", "Start a stored session; print its id and first turn."),
     "answer": ("sessions", "Answer the session's current turn; print the next turn or outcome."),
     "show": ("sessions", "Print where a stored session stands, without changing it."),
-    "list": ("sessions", "List the stored sessions, most recently changed first."),
-    "delete": ("sessions", "Delete a stored session (an expired or corrupt one too)."),
-    "migrate": ("sessions", "Move stored sessions to the current flow; report those that diverge."),
+    "list": ("store_admin", "List the stored sessions, most recently changed first."),
+    "delete": ("store_admin", "Delete a stored session (an expired or corrupt one too)."),
+    "migrate": (
+        "store_admin",
+        "Move stored sessions to the current flow; report those that diverge.",
+    ),
     "diagram": ("diagram", "Write the flow's diagram, or one session's path on it."),
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),

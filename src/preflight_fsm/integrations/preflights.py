@@ -410,5 +410,9 @@ def _snapshot_answers(state: object) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return {str(k): v for k, v in raw.items()}
     if isinstance(raw, list | tuple):
-        return {str(pair[0]): pair[1] for pair in raw if isinstance(pair, list | tuple)}
+        return {
+            str(pair[0]): pair[1]
+            for pair in raw
+            if isinstance(pair, list | tuple) and len(pair) == 2
+        }
     return {}

@@ -141,7 +141,7 @@ def position(
     question turn.
     """
     chosen = engine_intention(intention, flow)
-    relevant = _relevant(answers, flow)
+    relevant = _relevant(answers, flow) if isinstance(answers, Mapping) else {}
     machine = ClarificationMachine(chosen.text, flow)
     turn = machine.turn
     try:

@@ -30,7 +30,8 @@ from preflight_fsm.errors import (
 )
 from preflight_fsm.flow import Flow, FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
-from preflight_fsm.snapshot import Divergence, SealKeys
+from preflight_fsm.migration import Divergence
+from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
 

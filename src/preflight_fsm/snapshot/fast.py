@@ -1,0 +1,140 @@
+"""The fast restore path (C9): a full snapshot in JSON text of the current version, restored
+from its parsed JSON without building a SessionSnapshot (D173).
+
+It checks what the full path (``restore.py``) checks, on the parsed JSON itself, and answers None
+for anything else or anything in doubt, so the full path decides and names what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection
+from typing import Any, Final
+
+import pydantic_core
+
+from preflight_fsm.engine import engine_for
+from preflight_fsm.errors import InvalidSnapshot
+from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.session import Session
+from preflight_fsm.snapshot.model import (
+    MAX_ANSWERS,
+    MAX_IDS,
+    MAX_STEPS,
+    MAX_TEXT,
+    MAX_VALUE,
+    SCHEMA_VERSION,
+    SIGNED_FIELDS,
+    canonical,
+)
+from preflight_fsm.snapshot.replay import replay
+from preflight_fsm.snapshot.seal import SealKeys
+from preflight_fsm.snapshot.write import derived_fields
+
+__all__ = ["restored_json"]
+
+_UNDERIVED: Final = (*SIGNED_FIELDS, "digest", "seal")
+_TEXT: Final = frozenset((str, type(None)))  # a step's values: text, or null for blank
+
+
+def restored_json(
+    data: object, flows: FlowRegistry, require_digest: bool, keys: SealKeys | None
+) -> Session | None:
+    """The session a full snapshot in JSON text of this schema version restores to, checked as
+    the full path checks it (structure, digest, seal, replay, every derived field) but on the
+    parsed JSON itself, without building a :class:`SessionSnapshot`; None for anything else or
+    anything in doubt, and the full path (``restore.py``) decides and
+    names what is wrong. It accepts only what the full path accepts, into the same session
+    (``tests/test_properties.py`` compares both on mutants, ``tests/test_snapshot.py`` case by
+    case). Measured in docs/performance.md (D173)."""
+    # No text longer than MAX_VALUE holds a string longer than it: decoding JSON never
+    # lengthens a string, so the long texts' limits need no check of their own below.
+    if (type(data) is not str and type(data) is not bytes) or len(data) > MAX_VALUE:
+        return None
+    try:
+        raw = pydantic_core.from_json(data, cache_strings="keys")
+    except (ValueError, TypeError):  # not JSON, nested too deeply, or a lone surrogate
+        return None
+    if type(raw) is not dict or raw.get("state") is None:
+        return None  # not an object, or Preflights' four-field form
+    # The inputs, as strictly as the model takes them: the replay reads them.
+    intention = raw.get("intention")
+    fingerprint = raw.get("flow_fingerprint")
+    version = raw.get("schema_version", SCHEMA_VERSION)
+    steps = raw.get("steps", [])
+    digest = raw.get("digest")
+    seal = raw.get("seal")
+    if not (
+        type(intention) is str
+        and type(fingerprint) is str
+        and len(fingerprint) <= MAX_TEXT
+        and type(version) is int
+        and version == SCHEMA_VERSION
+        and type(steps) is list
+        and len(steps) <= MAX_STEPS
+        and (digest is None or (type(digest) is str and len(digest) <= MAX_TEXT))
+        and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
+    ):
+        return None
+    for step in steps:  # each step's answers: short keys, text or null values
+        if type(step) is not dict or not _fit(step) or not set(map(type, step.values())) <= _TEXT:
+            return None
+    if digest is None and require_digest:
+        return None
+    if keys is not None or digest is not None:
+        content = canonical(
+            {
+                "flow_fingerprint": fingerprint,
+                "intention": intention,
+                "schema_version": version,
+                "steps": steps,
+            }
+        )
+        if keys is not None and (seal is None or not keys.verify(content, seal)):
+            return None
+        if digest is not None and digest != hashlib.sha256(content).hexdigest():
+            return None
+    flow = flows.get(fingerprint)
+    if flow is None:
+        return None
+    try:
+        s = replay(engine_for(flow), intention, steps)
+    except InvalidSnapshot:
+        return None
+    return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
+
+
+def _fit(texts: Collection[str]) -> bool:
+    """Every text at most MAX_TEXT characters; their total is the cheap test that suffices."""
+    return len("".join(texts)) <= MAX_TEXT or max(map(len, texts)) <= MAX_TEXT
+
+
+def _derives(raw: dict[str, Any], derived: dict[str, Any]) -> bool:
+    """True when the JSON object ``raw`` holds every field, and each derived one is, type for
+    type, what the replay derived (``derived``, from :func:`derived_fields`) and within the
+    model's limits; ``replay.check_derived`` names the first that is not."""
+    # Every field present, none unknown, each derived one equal (answered_questions in the very
+    # order the session recorded them): anything else takes the full path, which applies the
+    # defaults and compares answered_questions without order (D37).
+    derived.update(zip(_UNDERIVED, map(raw.get, _UNDERIVED), strict=True))
+    if raw != derived or type(raw["turn"]) is not int:  # JSON's true and 1.0 equal 1
+        return False
+    for step in raw["trace"]:
+        if type(step["turn"]) is not int:
+            return False
+    # The limits what a replay derives can exceed: ids and names are the flow's, of any
+    # length, and a flow may have many. The turn cannot (one opens per step, steps are at
+    # most MAX_STEPS), nor can the trace's guards (the table's, tests/test_snapshot.py).
+    asked, answered, missing = (
+        raw["asked_questions"],
+        raw["answered_questions"],
+        raw["missing_info"],
+    )
+    names = (derived["flow"], derived["category"] or "", derived["other_for"] or "")
+    return (
+        len(asked) <= MAX_IDS
+        and len(answered) <= MAX_IDS
+        and len(raw["trace"]) <= MAX_IDS
+        and len(raw["answers"]) <= MAX_ANSWERS
+        and _fit((*asked, *answered, *missing, *names))
+    )

@@ -1,0 +1,139 @@
+"""The snapshot schema (C9): its fields, its limits, and the canonical JSON its digest covers."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Literal
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+from preflight_fsm.states import StateName
+
+__all__ = [
+    "MAX_ANSWERS",
+    "MAX_IDS",
+    "MAX_SNAPSHOT_BYTES",
+    "MAX_STEPS",
+    "MAX_TEXT",
+    "MAX_VALUE",
+    "SCHEMA_VERSION",
+    "SIGNED_FIELDS",
+    "SessionSnapshot",
+    "TraceStep",
+    "canonical",
+    "canonical_content",
+    "trace_object",
+]
+
+SCHEMA_VERSION: Final = 2
+"""The snapshot format this version writes; older ones are migrated (``versions.py``)."""
+
+MAX_SNAPSHOT_BYTES: Final = 256 * 1024
+"""Larger JSON is refused before parsing: no legitimate session comes near it."""
+
+# The model's limits, named once: the fast restore path (``fast.py``) checks the same ones.
+MAX_TEXT: Final = 200  # ids, names, digests, seals
+MAX_VALUE: Final = 100_000  # the intention and each answer
+MAX_STEPS: Final = 32
+MAX_IDS: Final = 64  # asked_questions, answered_questions, missing_info, trace
+MAX_ANSWERS: Final = 256
+
+_Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]
+_Value = Annotated[StrictStr, Field(max_length=MAX_VALUE)]
+
+
+class _Frozen(BaseModel):
+    # Lax only where JSON has no type of its own (arrays stand for tuples); every leaf is strict,
+    # so "1" is no turn number and true no integer, from JSON text and from json.loads alike.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TraceStep(_Frozen):
+    """One transition taken: in which step (0 = the session's start), from where, to where, why."""
+
+    turn: StrictInt = Field(ge=0, le=100)
+    trigger: Literal["start", "answer"]
+    source: StateName
+    dest: StateName
+    guards: tuple[_Text, ...] = Field(default=(), max_length=8)
+
+
+class SessionSnapshot(_Frozen):
+    """A session as data: Preflights' four fields first, then its inputs, then what they derive.
+
+    Only ``intention``, ``asked_questions``, ``answered_questions`` and ``missing_info`` are
+    required: such a minimal snapshot restores to the position it names (C9).
+    """
+
+    intention: _Value
+    asked_questions: tuple[_Text, ...] = Field(max_length=MAX_IDS)
+    answered_questions: tuple[_Text, ...] = Field(max_length=MAX_IDS)
+    missing_info: tuple[_Text, ...] = Field(max_length=MAX_IDS)
+    schema_version: StrictInt = SCHEMA_VERSION
+    flow: _Text | None = None
+    flow_fingerprint: _Text | None = None
+    # The inputs: the answers each accepted step took, as normalised (null: given blank).
+    steps: tuple[dict[_Text, _Value | None], ...] = Field(default=(), max_length=MAX_STEPS)
+    # What the inputs derive; restoring checks each against the replay.
+    state: StateName | None = None
+    category: _Text | None = None
+    other_for: _Text | None = None
+    answers: dict[_Text, _Value] = Field(default_factory=dict, max_length=MAX_ANSWERS)
+    turn: StrictInt | None = Field(default=None, ge=0, le=100)
+    trace: tuple[TraceStep, ...] = Field(default=(), max_length=MAX_IDS)
+    digest: _Text | None = None
+    seal: _Text | None = None
+
+    @property
+    def is_minimal(self) -> bool:
+        """True for Preflights' four-field form (no ``state``)."""
+        return self.state is None
+
+    def content_digest(self) -> str:
+        """SHA-256 of the snapshot's inputs as canonical JSON (what they derive is checked by
+        replaying them, D48)."""
+        return hashlib.sha256(canonical_content(self)).hexdigest()
+
+
+SIGNED_FIELDS: Final = ("flow_fingerprint", "intention", "schema_version", "steps")
+"""What the digest and the seal cover: the session's inputs (C9), keys in sorted order. Every
+other field is what they derive, and restoring refuses any of it that differs from the replay
+(D48): signing the inputs signs the whole snapshot."""
+
+
+def canonical_content(snapshot: SessionSnapshot) -> bytes:
+    """The inputs of ``snapshot`` as canonical JSON: what its digest and seal cover."""
+    return canonical({name: getattr(snapshot, name) for name in SIGNED_FIELDS})
+
+
+def canonical(content: Mapping[str, Any]) -> bytes:
+    """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
+    for the signed fields of ``content``, written by pydantic-core: the same bytes
+    (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md). Only
+    each step's answers need their keys sorted here (one answer is in order as it stands); a new
+    signed field holding an object must be sorted too."""
+    return pydantic_core.to_json(
+        {
+            "flow_fingerprint": content["flow_fingerprint"],
+            "intention": content["intention"],
+            "schema_version": content["schema_version"],
+            "steps": [
+                step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]
+            ],
+        }
+    )
+
+
+def trace_object(
+    turn: int, trigger: str, source: str, dest: str, guards: tuple[str, ...]
+) -> dict[str, Any]:
+    """One trace step as the JSON object a snapshot holds."""
+    return {
+        "turn": turn,
+        "trigger": trigger,
+        "source": source,
+        "dest": dest,
+        "guards": list(guards),
+    }
