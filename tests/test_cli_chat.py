@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -550,6 +551,7 @@ class _Terminal:
                 os._exit(127)
         self.pid, self.fd = pid, fd
         self.output = ""
+        self.raw = ""  # with the terminal's colours
         self.returncode: int | None = None
 
     def expect(self, text: str) -> None:
@@ -590,7 +592,9 @@ class _Terminal:
             data = os.read(self.fd, 4096)
         except OSError:  # EIO: the command exited and closed the terminal
             return False
-        self.output += data.decode(errors="replace").replace("\r\n", "\n")
+        text = data.decode(errors="replace").replace("\r\n", "\n")
+        self.raw += text
+        self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
         return bool(data)
 
 
@@ -690,6 +694,25 @@ def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Te
     term.send("\x1b[A\x7f3\r")  # Up recalls "9"; Backspace; 3
     assert 0 == term.wait()
     assert "Strategy: Magic Link\n" in term.output
+
+
+def test_terminal_shows_colour_and_a_pipe_none(
+    terminal: Callable[..., _Terminal], command: str
+) -> None:
+    """On a terminal the question is bold and the decision green; piped, the same words bare."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("1\r")
+    assert 0 == term.wait()
+    piped = subprocess.run(
+        [command, "chat", "Add OAuth login"], input="1\n", capture_output=True, text=True
+    )
+    assert "\x1b[1mWhich authentication approach?\x1b[0m" in term.raw
+    assert "\x1b[32mCategory: Authentication\x1b[0m" in term.raw
+    assert ("\x1b" not in piped.stdout, "Which authentication approach?") == (
+        True,
+        piped.stdout.splitlines()[0],
+    )
 
 
 def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]) -> None:

@@ -143,13 +143,30 @@ def _yes(line: str, *, default: bool = False) -> bool:
 
 
 def _line_writer(stdout: TextIO) -> Write:
-    """Writes through the same stream the reader echoes to, so a transcript keeps its order."""
+    """Writes through the same stream the reader echoes to, so a transcript keeps its order; on
+    a terminal, each question in bold, refusals in red and the decision in green."""
+    from preflight_fsm.cli.colour import in_colour
+
+    colour = in_colour(stdout)
 
     def write(text: str) -> None:
-        stdout.write(f"{text}\n")
+        stdout.write(f"{_emphasised(text) if colour else text}\n")
         stdout.flush()
 
     return write
+
+
+def _emphasised(text: str) -> str:
+    from preflight_fsm.cli.colour import BOLD, GREEN, RED, styled
+
+    lines = text.split("\n")
+    if lines[0].startswith(("Not accepted", "There is no option", "That line")):
+        return styled(text, RED)
+    if lines[0].startswith("Category: "):
+        return "\n".join(styled(line, GREEN) for line in lines)
+    if len(lines) > 1 and lines[1].startswith("  1. "):  # a turn: its question
+        return "\n".join([styled(lines[0], BOLD), *lines[1:]])
+    return text
 
 
 def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> ReadLine:
@@ -232,7 +249,7 @@ def chat(
             "--seal-key-file",
             metavar="FILE",
             envvar="PREFLIGHT_FSM_SEAL_KEY_FILE",
-            help="With --session: the seal keys of the store's snapshots (C11).",
+            help="With --session: the keys that seal the store's snapshots (as for `answer`).",
             show_default=False,
         ),
     ] = None,

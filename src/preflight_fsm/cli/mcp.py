@@ -33,7 +33,9 @@ def _missing_sdk() -> str | None:
     try:
         importlib.import_module("mcp.server.mcpserver")
     except ImportError:
-        return "the MCP SDK is not installed: pip install 'preflight-fsm[mcp]'"
+        from preflight_fsm.extras import install_hint
+
+        return f"the MCP SDK is not installed; install it with: {install_hint('mcp')}"
     return None
 
 
@@ -52,6 +54,40 @@ def _preflights_builder() -> Any:
             f"{PREFLIGHTS_BUILDER} has no build_preflights_server", param_hint="--preflights"
         )
     return builder
+
+
+def _serve_announced(
+    server: Any, transport: Literal["stdio", "http"], host: str, port: int, store: str | None
+) -> None:
+    """Serve; over HTTP, say on standard error where, with which store, and when it stops."""
+    from preflight_fsm.mcp import serve
+    from preflight_fsm.store.location import resolve_location, shown_location
+
+    if transport == "stdio":  # standard output is the protocol's; the agent started it
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, transport)
+        return
+    served: list[str] = []
+
+    def announce(url: str) -> None:
+        served.append(url)
+        where = shown_location(resolve_location(store))
+        typer.echo(
+            f"preflight-fsm: serving MCP at {url} (sessions in {where}); Ctrl-C stops it",
+            err=True,
+        )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        serve(server, transport, host, port, announce)
+    if served:
+        typer.echo(f"preflight-fsm: stopped serving {served[0]}", err=True)
+    else:
+        typer.echo(
+            f"preflight-fsm: could not serve on {host}:{port} (in use, or not an address of "
+            "this machine?): choose another with --port or --host",
+            err=True,
+        )
+        raise typer.Exit(8)
 
 
 @app.command("mcp")
@@ -91,7 +127,7 @@ def mcp_command(
     if why is not None:
         typer.echo(f"preflight-fsm: {why}", err=True)
         raise typer.Exit(2)
-    from preflight_fsm.mcp import build_server, serve
+    from preflight_fsm.mcp import build_server
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
     if preflights:
@@ -102,8 +138,7 @@ def mcp_command(
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, chosen, host, port)
+        _serve_announced(server, chosen, host, port, store)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
@@ -114,7 +149,6 @@ def mcp_command(
         # servers sharing a store and keys serve each other's sessions and rounds.
         sessions = Sessions(opened, flow=loaded, keys=keys)
         server = build_server(sessions, request_state_keys=keys.keys if keys else ())
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, chosen, host, port)
+        _serve_announced(server, chosen, host, port, store)
     finally:
         opened.close()

@@ -215,4 +215,9 @@ def _emit(failure: CommandFailed, as_json: bool) -> None:
         }
         typer.echo(json.dumps(payload, ensure_ascii=False))
         return
-    typer.echo("\n".join([PREFIX + failure.message, *failure.lines]), err=True)
+    import sys
+
+    from preflight_fsm.cli.colour import BOLD, RED, in_colour, styled
+
+    prefix = styled(PREFIX, BOLD, RED) if in_colour(sys.stderr) else PREFIX
+    typer.echo("\n".join([prefix + failure.message, *failure.lines]), err=True, color=True)
