@@ -77,8 +77,17 @@ def _serve_announced(
             err=True,
         )
 
-    with contextlib.suppress(KeyboardInterrupt):
-        serve(server, transport, host, port, announce)
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # uvicorn re-raises the SIGTERM it caught once it has stopped
+
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, transport, host, port, announce)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if served:
         typer.echo(f"preflight-fsm: stopped serving {served[0]}", err=True)
     else:

@@ -159,5 +159,7 @@ async def _serve_http(
             await http.serve()
         except SystemExit:
             pass  # uvicorn could not listen (it has logged why); announce was never called
+        except KeyboardInterrupt:
+            pass  # the Ctrl-C (or a handler's SIGTERM) uvicorn re-raises once it has stopped
         finally:
             group.cancel_scope.cancel()
