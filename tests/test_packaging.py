@@ -22,7 +22,14 @@ TIMEOUT = 600
 
 def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, capture_output=True, text=True, timeout=TIMEOUT, env=env, check=False, cwd=ROOT
+        argv,
+        stdin=subprocess.DEVNULL,  # a server reads it: it ends at once
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env,
+        check=False,
+        cwd=ROOT,
     )
 
 
@@ -80,15 +87,7 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     missing = _run([str(command), "mcp"], env)
     hint = missing.stderr.split("install it with: ", 1)[-1].strip()
     installed = _run(shlex.split(hint), env)
-    served = subprocess.run(
-        [str(command), "mcp", "--store", str(tmp_path / "s.sqlite3")],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-        check=False,
-    )
+    served = _run([str(command), "mcp", "--store", str(tmp_path / "s.sqlite3")], env)
     assert version.stdout.startswith("preflight-fsm ")
     assert str(command) == cursor["mcpServers"]["preflight-fsm"]["command"]
     assert (2, True) == (missing.returncode, "the MCP SDK is not installed" in missing.stderr)
@@ -119,15 +118,8 @@ def test_uv_tool_installs_from_a_git_url(tmp_path: Path) -> None:
     env = _tool_env(tmp_path)
     url = f"preflight-fsm[mcp] @ git+file://{ROOT}"
     done = _run([str(BIN / "uv"), "tool", "install", url], env)
-    served = subprocess.run(
-        [str(tmp_path / "bin" / "preflight-fsm"), "mcp", "--store", str(tmp_path / "s.sqlite3")],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=env,
-        check=False,
-    )
+    command = tmp_path / "bin" / "preflight-fsm"
+    served = _run([str(command), "mcp", "--store", str(tmp_path / "s.sqlite3")], env)
     assert 0 == done.returncode, done.stderr
     assert (0, "") == (served.returncode, served.stderr)
 
