@@ -802,3 +802,18 @@ def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
     rows = _run(cwd, "list").stdout.splitlines()
     assert [older, "Done"] == rows[1].split()[:2]
     assert "ago" in rows[1]
+
+
+def test_a_free_text_turn_says_to_type_text_not_a_number(cwd: Path) -> None:
+    """A turn asking for text says so; only a choice says a number picks an option."""
+    started = json.loads(_invoke("start", "Add OAuth login", "--json").stdout)
+    shown = _invoke("answer", started["session_id"], "auth_strategy=Other (specify)").stdout
+    assert "(your own text; skip declines the question)" in shown
+    assert "a number picks" not in shown
+
+
+def test_an_unknown_session_says_to_start_one_never_a_tool_that_lists(cwd: Path) -> None:
+    """session_not_found says why a session may be gone and to start one."""
+    done = _invoke("show", "nope")
+    assert "(never started here, deleted, or expired); start a new one" in done.stderr
+    assert "list the sessions" not in done.stderr

@@ -207,3 +207,15 @@ def test_tampered_snapshot_is_refused() -> None:
     data["digest"] = None
     with pytest.raises(InvalidSnapshot, match="trace"):
         session_graph(data)
+
+
+def test_edges_show_the_canonical_option_not_the_raw_input() -> None:
+    """Answers typed in any case, or `other`, are drawn as the flow writes the option."""
+    machine = ClarificationMachine("Improve the checkout flow")
+    machine.step({"change_category": "other", "change_category__other": "our postgres database"})
+    machine.step({"db_type": "mysql"})
+    drawn = to_mermaid(session_graph(machine.snapshot()))
+    assert "change_category = Other (specify)" in drawn
+    assert "db_type = MySQL" in drawn
+    assert "= other" not in drawn
+    assert "= mysql" not in drawn
