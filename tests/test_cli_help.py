@@ -6,6 +6,7 @@ state name, no Python type (``<str>``) or brace placeholder (``{INTENTION}``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -116,3 +117,20 @@ def test_an_error_is_red_on_a_terminal_and_plain_when_piped() -> None:
     piped = run("chaat").stderr
     assert b"\x1b[1;31mpreflight-fsm: \x1b[0mNo such command" in shown
     assert piped.startswith("preflight-fsm: No such command")
+
+
+def test_errors_say_how_a_session_ended_not_its_state_name(tmp_path: Path) -> None:
+    """Answering a finished session says it ended with a decision, never `Done`."""
+    store = str(tmp_path / "s.sqlite3")
+    started = subprocess.run(
+        [COMMAND, "start", "Add OAuth login", "--store", store, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    session = json.loads(started.stdout)["session_id"]
+    run("answer", session, "auth_strategy=1", "--store", store)
+    again = run("answer", session, "auth_strategy=1", "--store", store)
+    assert 6 == again.returncode
+    assert "already ended with a decision" in again.stderr
+    assert [] == [s for s in (*STATES, "Done") if s in again.stderr]

@@ -149,7 +149,10 @@ def test_a_refused_other_text_hint_resends_only_that_text(repo_home: tuple[Path,
     """An Other text over the limit hints `preflight-fsm pf answer <id>__other=...`; followed, the
     session goes on with that text."""
     repo, home = repo_home
-    refused = run_pf(repo, home, "start", "Add passkey login", lines=["4", "x" * 600])
+    run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    refused = run_pf(
+        repo, home, "answer", "auth_strategy=Other (specify)", "auth_strategy__other=" + "x" * 600
+    )
     after = follow(repo, home, refused.stderr)
     assert [["answer", f"auth_strategy__other={FILLED}"]] == hints(refused.stderr)
     assert "INVALID_ANSWER" not in after
@@ -182,3 +185,19 @@ def test_the_pf_prompt_asks_did_you_mean_for_a_near_miss(
     shown = pf_in_a_terminal(repo, home, "Improve the checkout flow", script)
     assert [f"Decision: {decision}"] == written_decisions(repo)[:1]
     assert "Invalid option" not in shown
+
+
+def test_the_pf_prompt_asks_a_too_long_other_text_again(repo_home: tuple[Path, Path]) -> None:
+    """In a terminal, an Other text over the limit asks for the text again, not the choice."""
+    repo, home = repo_home
+    script = [
+        ("change_category:", "6"),
+        ("Please specify:", "x" * 600),
+        ("Please specify:", "Caching layer with Redis"),
+        ("allowlist_paths:", "src/"),
+        ("acceptance_criteria:", "ok"),
+    ]
+    shown = pf_in_a_terminal(repo, home, "Improve the checkout flow", script)
+    assert "At most 500 characters, this is 600" in shown
+    assert 1 == shown.count("change_category:")
+    assert ["Decision: Other - Description=Caching layer with Redis"] == written_decisions(repo)[:1]

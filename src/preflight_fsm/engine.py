@@ -154,8 +154,9 @@ class Engine:
     def step(self, s: Session, answers: Mapping[str, Any] | object) -> Session:
         """The session after one step; ``s`` itself is never changed (C5: errors change nothing)."""
         if s.position.state in TERMINAL_STATES:
+            how = "with a decision" if s.position.state == "Done" else "without a decision"
             raise SessionFinished(
-                f"the session already ended in {s.position.state}; start a new session to ask again"
+                f"the session already ended {how}; start a new session to ask again"
             )
         recorded, declined, given = self.rules.merge(
             s.answers, pending_key(s), answers, s.named_category

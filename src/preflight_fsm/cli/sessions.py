@@ -373,8 +373,9 @@ def stored_machine(
         with reported(shown):
             loaded, record = sessions.load(session_id)
             if loaded.finished:
+                how = "with a decision" if loaded.state == "Done" else "without a decision"
                 raise SessionFinished(
-                    f"session {session_id!r} already ended in {loaded.state}; "
+                    f"session {session_id!r} already ended {how}; "
                     "`preflight-fsm show` prints its outcome"
                 )
             machine = StoredMachine.from_snapshot(loaded.snapshot(), flow=sessions.flows)

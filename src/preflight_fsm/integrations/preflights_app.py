@@ -37,7 +37,7 @@ from preflights.application.types import (
     Session,
 )
 
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow import OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
 from preflight_fsm.integrations.preflights_position import Position, log_position
 from preflight_fsm.integrations.preflights_sessions import record_round, recorded_rounds
@@ -112,6 +112,11 @@ class FsmPreflightsApp(PreflightsApp):
         # How a hint tells the person to answer a question: `preflight-fsm pf` sets its command;
         # an MCP agent answers in the `answers` of its next require_clarification call.
         self.answer_command: str | None = None
+
+    @property
+    def engine_flow(self) -> Flow:
+        """The flow the engine runs (its limits bound what a prompt takes)."""
+        return self._engine.flow
 
     def asked_last(self) -> tuple[str, ...]:
         """The question ids of the latest round answered with needs_more_answers, if any."""

@@ -79,7 +79,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         _installed(app),
         _warnings_to_stderr(),
         pf_hints(pf_app, app.asked_last),
-        near_miss_prompts(),
+        near_miss_prompts(app.engine_flow.limits.max_answer_chars),
     ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:

@@ -25,8 +25,9 @@ Choice = tuple[str, str | None]
 """What pf's single-choice prompt returns: the option, and the Other text if any."""
 
 
-def _asking(original: Callable[[Any], Choice]) -> Callable[[Any], Choice]:
-    """Preflights' ``prompt_single_choice`` (same prompts, same errors), asking on a near miss."""
+def _asking(original: Callable[[Any], Choice], max_chars: int) -> Callable[[Any], Choice]:
+    """Preflights' ``prompt_single_choice`` (same prompts, same errors), asking on a near miss;
+    an "Other (specify)" text over ``max_chars`` asks for the text again, keeping the choice."""
 
     def prompt_single_choice(question: Any) -> Choice:
         options = list(question.options or ())
@@ -50,16 +51,24 @@ def _asking(original: Callable[[Any], Choice]) -> Callable[[Any], Choice]:
                     continue
                 if not click.confirm(f'   Did you mean "{near}"?', default=True):
                     click.echo(f'   Kept as typed: "{typed}", as the {_OTHER} text.')
-                    return (_OTHER, typed)
+                    return (_OTHER, _fitted(typed, max_chars))
                 picked = near
             if picked != _OTHER:
                 return (picked, None)
-            text = _ask("Please specify")
+            text = _fitted(_ask("Please specify"), max_chars)
             if text:
                 return (_OTHER, text)
             _error("Please provide a value for 'Other'")
 
     return prompt_single_choice
+
+
+def _fitted(text: str, max_chars: int) -> str:
+    """``text``, or, while it is over ``max_chars``, the text asked again (the choice stays)."""
+    while len(" ".join(text.split())) > max_chars:
+        _error(f"At most {max_chars} characters, this is {len(' '.join(text.split()))}")
+        text = _ask("Please specify")
+    return text
 
 
 def _ask(label: str) -> str:
@@ -72,10 +81,11 @@ def _error(message: str) -> None:
 
 
 @contextmanager
-def near_miss_prompts() -> Iterator[None]:
-    """Within: pf's single-choice prompts ask "did you mean" before refusing a near miss."""
+def near_miss_prompts(max_chars: int) -> Iterator[None]:
+    """Within: pf's single-choice prompts ask "did you mean" before refusing a near miss, and
+    ask an "Other (specify)" text over ``max_chars`` (the flow's limit) again."""
     original = pf_prompts.prompt_single_choice
-    pf_prompts.prompt_single_choice = _asking(original)  # type: ignore[assignment]
+    pf_prompts.prompt_single_choice = _asking(original, max_chars)  # type: ignore[assignment]
     try:
         yield
     finally:
