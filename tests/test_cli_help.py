@@ -30,6 +30,7 @@ COMMANDS = (
     "check",
     "mcp",
     "setup",
+    "conformance",
 )
 PF_PAGES = ((), ("start",), ("answer",), ("status",), ("resume",), ("reset",))
 STATES = ("NeedCategory", "NeedPrimaryField", "NeedOther", "NoPatch")
@@ -59,12 +60,12 @@ def test_help_pages_hold_a_persons_words(name: str, page: str) -> None:
 @pytest.mark.parametrize(
     ("name", "codes"),
     [
-        ("start", "0 2 8"),
-        ("answer", "0 2 3 4 5 6 7 8"),
-        ("show", "0 2 4 7 8"),
-        ("list", "0 2 8"),
-        ("delete", "0 2 4 8"),
-        ("migrate", "0 2 8"),
+        ("start", "0 2 8 9"),
+        ("answer", "0 2 3 4 5 6 7 8 9"),
+        ("show", "0 2 4 7 8 9"),
+        ("list", "0 2 8 9"),
+        ("delete", "0 2 4 8 9"),
+        ("migrate", "0 2 8 9"),
     ],
 )
 def test_each_command_lists_the_exit_codes_it_can_return(name: str, codes: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("preflights")
 
-from preflights_e2e import make_repo, pf_in_a_terminal, run_pf, written_decisions
+from preflights_e2e import make_repo, pf_in_terminal, run_pf, written_decisions
 
 # A command a hint prints: `preflight-fsm pf VERB` and its arguments, up to the hint's own words.
 _HINTED = re.compile(r"""preflight-fsm pf [a-z]+(?: (?:"[^"]*"|[\w-]+=(?:"[^"]*"|[^\s;'"]+)))*""")
@@ -182,7 +182,8 @@ def test_the_pf_prompt_asks_did_you_mean_for_a_near_miss(
     if reply == "y":
         script.append(("db_type:", "2"))
     script += [("allowlist_paths:", "src/"), ("acceptance_criteria:", "ok")]
-    shown = pf_in_a_terminal(repo, home, "Improve the checkout flow", script)
+    code, shown = pf_in_terminal(repo, home, ["start", "Improve the checkout flow"], script)
+    assert 0 == code
     assert [f"Decision: {decision}"] == written_decisions(repo)[:1]
     assert "Invalid option" not in shown
 
@@ -197,7 +198,8 @@ def test_the_pf_prompt_asks_a_too_long_other_text_again(repo_home: tuple[Path, P
         ("allowlist_paths:", "src/"),
         ("acceptance_criteria:", "ok"),
     ]
-    shown = pf_in_a_terminal(repo, home, "Improve the checkout flow", script)
+    code, shown = pf_in_terminal(repo, home, ["start", "Improve the checkout flow"], script)
+    assert 0 == code
     assert "At most 500 characters, this is 600" in shown
     assert 1 == shown.count("change_category:")
     assert ["Decision: Other - Description=Caching layer with Redis"] == written_decisions(repo)[:1]

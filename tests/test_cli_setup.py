@@ -103,26 +103,6 @@ def test_the_printed_http_setup_serves_its_url_and_says_so(tmp_path: Path) -> No
     assert 0 == process.returncode
 
 
-def test_a_port_in_use_is_said_and_exits_8(tmp_path: Path) -> None:
-    """A second server on the same port says it could not serve there, without a traceback."""
-    import socket
-
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        done = subprocess.run(
-            [PREFLIGHT_FSM, "mcp", "--transport", "http", "--port", str(port)],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    assert 8 == done.returncode
-    assert f"could not serve on 127.0.0.1:{port}" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_a_store_error_names_the_absolute_path(tmp_path: Path) -> None:
     """A relative store the server cannot use is named by its absolute path."""
     (tmp_path / "file").write_text("not a directory")

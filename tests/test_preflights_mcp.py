@@ -250,21 +250,22 @@ def test_the_server_never_imports_preflights_own_mcp_server() -> None:
 
 def test_the_http_server_says_only_where_it_serves(tmp_path: Path) -> None:
     """Over HTTP a session's requests log nothing (no INFO line per request): standard error
-    says where the server serves and that it stopped; an awaited text is hinted as a tool call,
+    says where the server serves and that it stopped; a refused text is hinted as a tool call,
     never as a `pf` command."""
     from mcp_servers import connect_http, http_server
 
     repo, _ = make_repo(tmp_path / "repo")
 
-    async def body(url: str) -> list[Any]:
+    async def body(url: str) -> dict[str, Any]:
         async with connect_http(url) as client:
             started = await call(client, user_intention="Add passkey login", repo_path=str(repo))
             asked = {"user_intention": "Add passkey login", "session_id": started["session_id"]}
-            first = await client.call_tool(
-                "require_clarification", {**asked, "answers": {"auth_strategy": OTHER}}
+            too_long = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+            refused = await client.call_tool(
+                "require_clarification", {**asked, "answers": too_long}
             )
-            again = await client.call_tool("require_clarification", asked)
-            return [first.structured_content, again.structured_content]
+            assert isinstance(refused.structured_content, dict)
+            return refused.structured_content
 
     with http_server(str(tmp_path / "store.sqlite3"), tmp_path, "pf", "--preflights") as running:
         results = anyio.run(body, running.url)
@@ -274,5 +275,6 @@ def test_the_http_server_says_only_where_it_serves(tmp_path: Path) -> None:
         "Ctrl-C stops it",
         f"preflight-fsm: stopped serving {running.url}",
     ] == said
-    assert "AWAITING_ANSWER" == results[1]["error"]["code"]
-    assert "require_clarification" in results[1]["error"]["recovery_hint"]
+    assert "INVALID_ANSWER" == results["error"]["code"]
+    assert "require_clarification" in results["error"]["recovery_hint"]
+    assert "pf answer" not in results["error"]["recovery_hint"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from preflight_fsm.adapter import MockLLMAdapter
+    from preflight_fsm.answered_by import AnsweredBy
     from preflight_fsm.errors import (
         InvalidAnswers,
         InvalidFlow,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from preflight_fsm.turn import LLMResponse, Question, Turn
 
 __all__ = [
+    "AnsweredBy",
     "ClarificationMachine",
     "DecisionPatch",
     "Divergence",
@@ -65,6 +67,7 @@ __all__ = [
 __version__ = "0.2.0"
 
 _HOMES: dict[str, str] = {
+    "AnsweredBy": "answered_by",
     "ClarificationMachine": "machine",
     "DecisionPatch": "patch",
     "Divergence": "migration",

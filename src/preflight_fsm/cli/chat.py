@@ -123,7 +123,7 @@ def _answer_turn(
                 continue
             answers = described(machine.flow, {**answers, follow_up.id: text})
         try:
-            return machine.step(answers)
+            return machine.step(answers, answered_by="cli")
         except InvalidAnswers as refused:
             issues = refused.feedback.get("issues", {})
             fields = {str(i.get("field")) for i in issues.get("invalid", ())}
