@@ -203,3 +203,13 @@ def test_the_pf_prompt_asks_a_too_long_other_text_again(repo_home: tuple[Path, P
     assert "At most 500 characters, this is 600" in shown
     assert 1 == shown.count("change_category:")
     assert ["Decision: Other - Description=Caching layer with Redis"] == written_decisions(repo)[:1]
+
+
+def test_input_ending_at_a_prompt_says_so_and_how_to_go_on(repo_home: tuple[Path, Path]) -> None:
+    """pf start with its input ended says so (not an empty SYSTEM_ERROR), exits 1, and its hint,
+    followed, shows the question left with the command that answers it."""
+    repo, home = repo_home
+    ended = run_pf(repo, home, "start", "Add login")
+    status = follow(repo, home, ended.stderr)
+    assert (1, "INPUT_ENDED") == (ended.returncode, ended.stderr.split("Error: ")[1].split()[0])
+    assert [["answer", "auth_strategy=OAuth"]] == hints(status)

@@ -21,7 +21,7 @@ import click
 from preflights.cli import main as pf_main
 from preflights.cli import output as pf_output
 
-__all__ = ["PF_COMMAND", "pf_hints", "pf_text"]
+__all__ = ["INPUT_ENDED", "PF_COMMAND", "pf_hints", "pf_text"]
 
 PF_COMMAND: Final = "preflight-fsm pf"
 """The command every hint of ``preflight-fsm pf`` starts with."""
@@ -112,12 +112,34 @@ def _needs_more_answers(
     return print_needs_more_answers
 
 
+INPUT_ENDED: Final = "INPUT_ENDED"
+"""pf's prompt met the end of its input: what pf reports as an empty SYSTEM_ERROR."""
+
+
+def _app_error(original: Callable[..., None], ended: Callable[[], None]) -> Callable[..., None]:
+    """pf's error printer, saying what an empty SYSTEM_ERROR is: input ended at a prompt
+    (click's Abort carries no message) and the session is kept."""
+
+    def print_app_error(code: str, message: str, hint: str | None, *args: Any, **kw: Any) -> None:
+        if code == "SYSTEM_ERROR" and not message.strip():
+            ended()
+            code, message = INPUT_ENDED, "input ended before every question was answered"
+            hint = f"the session is kept: '{PF_COMMAND} status' shows what is left to answer"
+        original(code, message, hint, *args, **kw)
+
+    return print_app_error
+
+
 @contextmanager
-def pf_hints(commands: click.Group, asked: Callable[[], tuple[str, ...]]) -> Iterator[None]:
+def pf_hints(
+    commands: click.Group,
+    asked: Callable[[], tuple[str, ...]],
+    input_ended: Callable[[], None] = lambda: None,
+) -> Iterator[None]:
     """Within: Preflights' CLI prints ``preflight-fsm pf`` commands, in output and in help.
 
     ``asked`` gives the ids of the questions the engine asked last (an "Other (specify)" text
-    pf does not list).
+    pf does not list); ``input_ended`` is called when a prompt met the end of its input.
     """
     echo = _Echo()
     stand_in = _click_with(echo)
@@ -138,6 +160,8 @@ def pf_hints(commands: click.Group, asked: Callable[[], tuple[str, ...]]) -> Ite
                 _needs_more_answers(vars(pf_main)["print_needs_more_answers"], asked),
             )
         )
+        printer = _app_error(vars(pf_main)["print_app_error"], input_ended)
+        undo.enter_context(_swapped(pf_main, "print_app_error", printer))
         for command in (commands, *commands.commands.values()):
             for attribute in ("help", "short_help"):
                 text = getattr(command, attribute, None)
