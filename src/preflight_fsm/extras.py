@@ -20,10 +20,16 @@ from typing import Final
 
 __all__ = ["EXTRAS", "install_hint"]
 
-EXTRAS: Final = ("mcp", "preflights", "redis")
+EXTRAS: Final = ("llm", "mcp", "preflights", "redis")
 """The optional extras a command may need."""
 
-_FALLBACK: Final = {"mcp": "mcp>=2.3,<3", "preflights": "preflights==1.1.4", "redis": "redis>=5"}
+# What pyproject.toml pins, for a source tree run without being installed (no metadata).
+_FALLBACK: Final = {
+    "llm": ("anthropic>=1,<2", "openai>=3,<4"),
+    "mcp": ("mcp>=2.3,<3",),
+    "preflights": ("preflights==1.1.4",),
+    "redis": ("redis>=5",),
+}
 # "mcp<3,>=2.3; extra == 'mcp'", as importlib.metadata gives a wheel's Requires-Dist.
 _EXTRA_MARKER = re.compile(
     r"""^(?P<requirement>[^;]+);\s*extra\s*==\s*["'](?P<extra>[\w-]+)["']$"""
@@ -40,7 +46,7 @@ def _requirements(extra: str) -> list[str]:
         for m in map(_EXTRA_MARKER.match, declared)
         if m is not None and m.group("extra") == extra
     ]
-    return found or [_FALLBACK[extra]]
+    return found or list(_FALLBACK[extra])
 
 
 def _clone() -> Path | None:
