@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import sys
 
@@ -26,8 +27,9 @@ def test_outside_a_clone_the_hint_installs_the_extras_packages_where_it_runs(
     """Installed from a wheel or Git: the extra's pinned packages, by the installer of that
     environment (pipx, uv, or its own pip)."""
     monkeypatch.setattr(extras, "_clone", lambda: None)
-    monkeypatch.setattr(extras.sys, "prefix", prefix)
-    monkeypatch.setattr(extras.importlib.util, "find_spec", lambda name: object() if has_pip else None)
+    monkeypatch.setattr(sys, "prefix", prefix)
+    found = object() if has_pip else None
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: found)
     hint = extras.install_hint("llm")
     assert hint.startswith(expected)
     assert ["'anthropic<2,>=1'", "'openai<4,>=3'"] == hint.split()[-2:]

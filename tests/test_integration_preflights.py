@@ -157,7 +157,7 @@ def test_adapter_accepts_preflights_wildcard_schema() -> None:
     patch = FsmLLMAdapter().extract_decision_patch(
         "Improve the checkout flow", answers, default_v1_heuristics()
     )
-    assert DecisionPatch("Other", (("Description", "Payments"),)) == patch
+    assert DecisionPatch("Other", (("Description", "Improve the checkout flow"),)) == patch
 
 
 def test_adapter_honours_a_session_state_with_answers() -> None:

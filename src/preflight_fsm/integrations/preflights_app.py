@@ -38,6 +38,7 @@ from preflights.application.types import (
 )
 
 from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.answers import described
 from preflight_fsm.flow import OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_answered_by import decided_sources, note_who_answered
@@ -123,6 +124,18 @@ class FsmPreflightsApp(PreflightsApp):
         # an MCP agent answers in the `answers` of its next require_clarification call.
         self.answer_command: str | None = None
 
+    def _described(self, session: Session, answers_delta: dict[str, Any]) -> dict[str, Any]:
+        """This round's answers, with the text typed for a custom category also as the Other
+        decision's description (D180): a front end's choice, so the engine and an LLM guard
+        judge the same answers."""
+        flow = self._engine.flow
+        key = flow.other_category.description_id
+        if key in answers_delta or key in session.answers:
+            return answers_delta
+        merged = {**session.answers, **answers_delta}
+        found = described(flow, {k: v for k, v in merged.items() if isinstance(v, str)})
+        return {**answers_delta, key: found[key]} if key in found else answers_delta
+
     @property
     def engine_flow(self) -> Flow:
         """The flow the engine runs (its limits bound what a prompt takes)."""
@@ -149,6 +162,7 @@ class FsmPreflightsApp(PreflightsApp):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
         # The option texts an LLM showed become the flow's options they name (a guard's turns).
         answers_delta = self._engine.engine_answers(answers_delta, session.asked_questions)
+        answers_delta = self._described(session, answers_delta)
         if session.core_questions_asked:
             # The engine was Done: these rounds answer Preflights' core's own follow-ups.
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)

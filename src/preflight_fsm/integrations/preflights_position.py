@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from preflight_fsm.answered_by import AnsweredBy, Source
-from preflight_fsm.answers import described
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, PreflightFsmError
 from preflight_fsm.flow import Flow
 from preflight_fsm.machine import ClarificationMachine
@@ -206,8 +205,7 @@ def _comparable(value: Any) -> Any:
 
 def _relevant(answers: Mapping[str, Any], flow: Flow) -> dict[str, Any]:
     known = flow.answer_ids
-    # The text typed for a custom category describes an Other decision (docs/decisions.md).
-    return described(flow, {k: _as_engine_value(v) for k, v in answers.items() if k in known})
+    return {k: _as_engine_value(v) for k, v in answers.items() if k in known}
 
 
 def log_position(operation: str, where: Position, *, level: int = logging.INFO) -> None:
