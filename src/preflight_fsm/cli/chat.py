@@ -202,11 +202,12 @@ def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> Rea
 _HELP = "\n\n".join(
     [
         "Clarify INTENTION with a few questions, then print the decision patch and hint.",
-        "Answer with an option's number or with text; picking 'Other (specify)' asks for its "
-        "text next. Type 'skip' to decline a question (the session then ends without a patch); "
-        "an empty answer asks to confirm before declining. Invalid input is explained and the "
-        "question asked again. On a terminal, arrow keys edit the line and recall earlier "
-        "answers. When standard input is not a terminal, each line is one answer.",
+        "Answer with an option's number or with text; a near miss of an option asks 'did you "
+        "mean' first; picking 'Other (specify)' asks for its text next. Type 'skip' to decline "
+        "a question (the session then ends without a patch); an empty answer that would end the "
+        "session asks to confirm first. Invalid input is explained and asked again. On a "
+        "terminal, arrow keys edit the line and recall earlier answers. When standard input is "
+        "not a terminal, each line is one answer.",
         "Exit codes: "
         f"{EXIT_FINISHED} the session finished, with or without a patch; "
         f"{EXIT_END_OF_INPUT} input ended before the session finished; "
