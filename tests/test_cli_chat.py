@@ -546,7 +546,9 @@ class _Terminal:
                 # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
                 # background job of a script), and an ignored signal stays ignored across exec.
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.execv(argv[0], argv)
+                # A terminal that shows colour, whatever the environment running the tests says.
+                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd

@@ -98,8 +98,14 @@ def test_a_mistyped_command_gets_the_nearest_suggested(typed: str, meant: str) -
 def test_an_error_is_red_on_a_terminal_and_plain_when_piped() -> None:
     """The error prefix is red and bold on a terminal; piped, the same line without escapes."""
     main, child = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     process = subprocess.Popen(
-        [COMMAND, "chaat"], stdin=child, stdout=child, stderr=child, close_fds=True
+        [COMMAND, "chaat"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        close_fds=True,
+        env={**env, "TERM": "xterm-256color"},  # a terminal that shows colour
     )
     os.close(child)
     shown = b""
