@@ -24,6 +24,7 @@ from preflights.adapters.isolated_filesystem import IsolatedFilesystemAdapter
 from preflights.adapters.mock_llm import MockLLMAdapter as PreflightsMock
 from preflights.adapters.sequential_uid import SequentialUIDProvider
 from preflights.adapters.simple_file_context import SimpleFileContextBuilder
+from preflights.application.preflights_app import PreflightsApp
 from preflights.application.types import LLMResponse as PfLLMResponse
 from preflights.core.types import default_v1_heuristics
 
@@ -258,8 +259,11 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def app_on(guard: GuardedLLMAdapter, repo: Path) -> FsmPreflightsApp:
-    return FsmPreflightsApp(
+def app_on(
+    guard: GuardedLLMAdapter, repo: Path, app_class: type[PreflightsApp] = FsmPreflightsApp
+) -> Any:
+    """``app_class`` (the engine's application by default, or Preflights' own) on ``guard``."""
+    return app_class(
         session_adapter=InMemorySessionAdapter(),
         llm_adapter=guard,
         filesystem_adapter=IsolatedFilesystemAdapter(repo),
@@ -300,3 +304,18 @@ def test_an_app_session_under_faults_writes_exactly_the_users_choice(repo: Path)
     assert done.artifacts is not None
     assert "Decision: Database - Type=PostgreSQL" in (repo / done.artifacts.task_path).read_text()
     assert len(seen) >= 4
+
+
+def test_preflights_own_application_can_run_any_adapter_under_the_guard(repo: Path) -> None:
+    """Preflights' PreflightsApp with its mock guarded: one field asked, nothing invented."""
+    guard, seen = guarded(llm=PreflightsMock())
+    app = app_on(guard, repo, PreflightsApp)
+    start = app.start_preflight("Store profiles in a database", str(repo))
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert ["db_type", "db_type__other"] == [q.id for q in start.questions]
+    assert "completed" == done.status, done.error
+    assert done.artifacts is not None
+    task = (repo / done.artifacts.task_path).read_text()
+    assert "Decision: Database - Type=MySQL" in task
+    assert "Prisma" not in task  # Preflights' mock invents ORM=Prisma; the guard replaced it
+    assert ["contract", "contract"] == [r.reason for r in seen]
