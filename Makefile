@@ -9,7 +9,8 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format diagrams bench bench-instructions bench-smoke fuzz sim preflights-suite clean
+.PHONY: run test check format dist diagrams bench bench-instructions bench-smoke fuzz sim \
+	preflights-suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,12 @@ check: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks tools
 	$(BIN)/ruff format src tests benchmarks tools
+
+# The wheel and sdist in dist/, checked as PyPI would render them (twine check).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 # Rewrites diagrams/ (the flow, an example session path, an example diff) and the generated parts
 # of docs/flow.md from the transition table (the SVGs need Graphviz's dot).
@@ -88,4 +95,4 @@ preflights-suite:
 	$(PYTHON) tests/preflights_suite/run.py
 
 clean:
-	rm -rf $(VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf dist $(VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis

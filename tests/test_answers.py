@@ -320,3 +320,26 @@ def test_a_relabelled_flow_still_lists_the_canonical_other() -> None:
     choice, companion = machine.turn.questions
     assert (OTHER, OTHER) == ((choice.options or ())[-1], companion.depends_on_value)
     assert render_turn(machine.turn, flow).endswith("4. Something else")
+
+
+@pytest.mark.parametrize(
+    ("answers", "description"),
+    [
+        ({"change_category": "Other (specify)", "change_category__other": "Caching"}, "Caching"),
+        ({"change_category": "Caching layer"}, "Caching layer"),
+        ({"change_category": "Database"}, None),
+        ({"change_category": "Other (specify)", "change_category__other": "database"}, None),
+        ({"change_category__other": "x" * 501}, None),
+        ({"change_category__other": "Caching", "description": "Mine"}, "Mine"),
+    ],
+    ids=["other-text", "custom-value", "option", "text-naming-one", "over-limit", "own-wins"],
+)
+def test_described_keeps_a_custom_category_text_as_the_description(
+    answers: dict[str, str], description: str | None
+) -> None:
+    """The text typed for a custom category becomes the description; an option, a text naming
+    a category, one over the limit, or a description already given add nothing."""
+    from preflight_fsm.answers import described
+    from preflight_fsm.flow import default_flow
+
+    assert description == described(default_flow(), answers).get("description")

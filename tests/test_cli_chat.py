@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -161,7 +162,10 @@ def test_render_feedback_says_what_was_refused_and_what_is_expected(
         (AUTH, " 2 ", Reply({"auth_strategy": "Email/Password"})),
         (CATEGORY, "4", Reply({"change_category": "Authentication"})),
         (AUTH, "oauth", Reply({"auth_strategy": "oauth"})),
-        (AUTH, "Auth0", Reply({"auth_strategy": "Auth0"})),
+        (AUTH, "Passkeys", Reply({"auth_strategy": "Passkeys"})),
+        (AUTH, "Auth0", Reply({"auth_strategy": "Auth0"}, suggestion="OAuth")),
+        (AUTH, "OAthAth", Reply({"auth_strategy": "OAthAth"}, suggestion="OAuth")),
+        (CATEGORY, "Databse", Reply({"change_category": "Databse"}, suggestion="Database")),
         (AUTH, "", Reply({"auth_strategy": ""}, confirm_decline=True)),
         (AUTH, "   ", Reply({"auth_strategy": ""}, confirm_decline=True)),
         (AUTH, "skip", Reply({"auth_strategy": ""})),
@@ -181,6 +185,9 @@ def test_render_feedback_says_what_was_refused_and_what_is_expected(
         "number-picks-category",
         "option-text-sent-as-typed",
         "custom-text-sent-as-typed",
+        "near-miss-sent-as-typed-with-a-suggestion",
+        "typo-suggests-the-option",
+        "category-typo-suggests-the-category",
         "blank-asks-to-confirm",
         "spaces-ask-to-confirm",
         "skip-declines",
@@ -227,6 +234,9 @@ def test_parse_reply_companion_is_the_other_text_question() -> None:
 # -- the loop, in process --------------------------------------------------------------------------
 
 
+OTHER_TEXT_PROMPT = "Please specify (Which authentication approach?): "
+
+
 class _Script:
     """A read_line that replays lines and records prompts; EOFError when the lines run out."""
 
@@ -265,12 +275,61 @@ def test_run_chat_answers_refused_input_and_asks_again() -> None:
 
 
 def test_run_chat_stops_at_the_turn_budget() -> None:
-    """A blank Other text on the third turn owes a fourth turn, past the budget: NoPatch (C3)."""
+    """A blank Other text on the third turn owes a fourth turn, past the budget: once confirmed,
+    NoPatch (C3)."""
     out: list[str] = []
-    script = _Script("6", "", "login", "4", "")
+    script = _Script("6", "", "login", "4", "", "y")
     turn = run_chat(ClarificationMachine("Improve things"), script, out.append)
     assert ("NoPatch", 3, []) == (turn.state, turn.number, script.lines)
     assert 'No patch: "Which authentication approach?" was left unanswered.' in out[-1]
+
+
+def test_run_chat_asks_before_a_blank_other_text_ends_the_session() -> None:
+    """A blank Other text on the last turn asks to confirm; no asks for the text again, and the
+    text then typed completes the session."""
+    script = _Script("6", "", "login", "4", "", "n", "Passkeys")
+    turn = run_chat(ClarificationMachine("Improve things"), script, lambda _: None)
+    assert (("Strategy", "Passkeys"),) == (turn.patch.fields if turn.patch else None)
+    assert DECLINE_PROMPT == script.prompts[-2]
+
+
+@pytest.mark.parametrize(
+    ("lines", "fields"),
+    [
+        (("Databse", "", "2"), (("Type", "MySQL"),)),
+        (("Databse", "y", "2"), (("Type", "MySQL"),)),
+        (("Databse", "n"), (("Description", "Databse"),)),
+    ],
+    ids=["enter-takes-it", "yes-takes-it", "no-keeps-the-typed-text"],
+)
+def test_run_chat_asks_did_you_mean_for_a_near_miss(
+    lines: tuple[str, ...], fields: tuple[tuple[str, str], ...]
+) -> None:
+    """A near miss of an option asks "did you mean"; no keeps the text, and the decision
+    shows it."""
+    script = _Script(*lines)
+    turn = run_chat(ClarificationMachine("Improve the checkout flow"), script, lambda _: None)
+    assert fields == (turn.patch.fields if turn.patch else None)
+    assert 'Did you mean "Database"? [Y/n] ' == script.prompts[1]
+
+
+def test_run_chat_keeps_a_custom_category_text_in_the_decision() -> None:
+    """The text typed for a custom category describes the Other decision (not the intention)."""
+    script = _Script("6", "Caching layer with Redis")
+    turn = run_chat(ClarificationMachine("Improve the checkout flow"), script, lambda _: None)
+    assert ("Other", (("Description", "Caching layer with Redis"),)) == (
+        (turn.patch.category, turn.patch.fields) if turn.patch else None
+    )
+
+
+def test_run_chat_reasks_only_a_refused_other_text() -> None:
+    """A 600-character Other text is refused and its text asked again, not the whole choice."""
+    out: list[str] = []
+    script = _Script("4", "x" * 600, "Passkeys")
+    turn = run_chat(ClarificationMachine("Add OAuth login"), script, out.append)
+    assert (("Strategy", "Passkeys"),) == (turn.patch.fields if turn.patch else None)
+    assert [PROMPT, OTHER_TEXT_PROMPT, OTHER_TEXT_PROMPT] == script.prompts
+    assert 1 == out.count(render_turn(AUTH))
 
 
 @pytest.mark.parametrize(
@@ -487,11 +546,14 @@ class _Terminal:
                 # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
                 # background job of a script), and an ignored signal stays ignored across exec.
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.execv(argv[0], argv)
+                # A terminal that shows colour, whatever the environment running the tests says.
+                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd
         self.output = ""
+        self.raw = ""  # with the terminal's colours
         self.returncode: int | None = None
 
     def expect(self, text: str) -> None:
@@ -532,7 +594,9 @@ class _Terminal:
             data = os.read(self.fd, 4096)
         except OSError:  # EIO: the command exited and closed the terminal
             return False
-        self.output += data.decode(errors="replace").replace("\r\n", "\n")
+        text = data.decode(errors="replace").replace("\r\n", "\n")
+        self.raw += text
+        self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
         return bool(data)
 
 
@@ -632,6 +696,89 @@ def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Te
     term.send("\x1b[A\x7f3\r")  # Up recalls "9"; Backspace; 3
     assert 0 == term.wait()
     assert "Strategy: Magic Link\n" in term.output
+
+
+def test_terminal_shows_colour_and_a_pipe_none(
+    terminal: Callable[..., _Terminal], command: str
+) -> None:
+    """On a terminal the question is bold and the decision green; piped, the same words bare."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("1\r")
+    assert 0 == term.wait()
+    piped = subprocess.run(
+        [command, "chat", "Add OAuth login"], input="1\n", capture_output=True, text=True
+    )
+    assert "\x1b[1mWhich authentication approach?\x1b[0m" in term.raw
+    assert "\x1b[32mCategory: Authentication\x1b[0m" in term.raw
+    assert ("\x1b" not in piped.stdout, "Which authentication approach?") == (
+        True,
+        piped.stdout.splitlines()[0],
+    )
+
+
+def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]) -> None:
+    """In a terminal a typo of an option asks "did you mean"; n keeps the typed text, shown in
+    the decision."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("OAthAth\r")
+    term.expect('Did you mean "OAuth"? [Y/n] ')
+    term.send("n\r")
+    assert 0 == term.wait()
+    assert 'Kept as typed: "OAthAth".' in term.output
+    assert "Strategy: OAthAth\n" in term.output
+
+
+def test_terminal_custom_category_text_is_in_the_decision(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    """In a terminal the text typed for a custom category is the Other decision's description."""
+    term = terminal("Improve the checkout flow")
+    term.expect("6. Other (specify)\n> ")
+    term.send("6\r")
+    term.expect("Please specify (What type of change is this?): ")
+    term.send("Caching layer with Redis\r")
+    assert 0 == term.wait()
+    assert "Category: Other\nDescription: Caching layer with Redis\n" in term.output
+
+
+def test_terminal_too_long_other_text_reasks_the_text(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    """In a terminal a refused Other text asks for the text again, not the choice."""
+    term = terminal("Add OAuth login")
+    term.expect("4. Other (specify)\n> ")
+    term.send("4\r")
+    term.expect(OTHER_TEXT_PROMPT)
+    term.send("x" * 600 + "\r")
+    term.expect("Expected the text for Other (specify), at most 500 characters.\n")
+    term.expect(OTHER_TEXT_PROMPT)
+    term.send("Passkeys\r")
+    assert 0 == term.wait()
+    assert "Strategy: Passkeys\n" in term.output
+    assert 1 == term.output.count("Which authentication approach?\n")
+
+
+def test_terminal_blank_other_text_on_the_last_turn_asks_first(
+    terminal: Callable[..., _Terminal],
+) -> None:
+    """In a terminal an empty "Please specify" that would end the session asks [y/N] first."""
+    term = terminal("Improve things")
+    for prompt, typed in [
+        ("6. Other (specify)\n> ", "6"),
+        ("Please specify (What type of change is this?): ", ""),
+        ("Please specify (What type of change is this?):\n> ", "login"),
+        ("4. Other (specify)\n> ", "4"),
+        (OTHER_TEXT_PROMPT, ""),
+    ]:
+        term.expect(prompt)
+        term.output = ""
+        term.send(f"{typed}\r")
+    term.expect(DECLINE_PROMPT)
+    term.send("y\r")
+    assert 0 == term.wait()
+    assert "No patch:" in term.output
 
 
 def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Terminal]) -> None:

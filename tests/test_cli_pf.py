@@ -84,12 +84,28 @@ def test_declining_stops_without_a_decision_and_frees_the_repository(
     assert 0 == again.returncode, again.stderr
 
 
+def test_an_other_text_over_the_limit_is_asked_again_at_the_prompt(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """At pf's prompt a 600-character Other text asks for the text again, keeping the choice."""
+    repo, home = repo_home
+    lines = ["4", "x" * 600, "Passkeys", "src/", "ok"]
+    result = run_pf(repo, home, "start", "Add passkey login", lines=lines)
+    assert 0 == result.returncode, result.stdout + result.stderr
+    assert "At most 500 characters, this is 600" in result.stdout
+    assert "Decision: Authentication - Strategy=Passkeys" == written_decisions(repo)[0]
+
+
 def test_an_other_text_over_the_limit_is_refused_then_resent(
     repo_home: tuple[Path, Path],
 ) -> None:
-    """A 600-character Other text is refused with the reason; pf answer with a shorter completes."""
+    """A 600-character Other text sent by pf answer is refused with the reason; pf answer with a
+    shorter one completes."""
     repo, home = repo_home
-    refused = run_pf(repo, home, "start", "Add passkey login", lines=["4", "x" * 600])
+    run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    refused = run_pf(
+        repo, home, "answer", "auth_strategy=Other (specify)", "auth_strategy__other=" + "x" * 600
+    )
     resent = run_pf(
         repo,
         home,

@@ -179,7 +179,8 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
 
 def test_list_prints_a_table(cwd: Path) -> None:
     """list prints one row per session with its state, turn, age, flow version and intention."""
-    assert _invoke("list").stdout.startswith("no sessions in .preflight-fsm/sessions.sqlite3")
+    store = cwd / ".preflight-fsm" / "sessions.sqlite3"
+    assert _invoke("list").stdout.startswith(f"no sessions in {store}")
     session_id = _ok("start", "Add OAuth login")["session_id"]
     lines = _invoke("list").stdout.splitlines()
     assert ["SESSION", "STATE", "TURN", "CHANGED", "FLOW", "INTENTION"] == lines[0].split()
@@ -306,7 +307,8 @@ def test_an_unknown_session_exits_4(cwd: Path) -> None:
         "exit_code": EXIT_UNKNOWN_SESSION,
         "session_id": "no-such-session",
     } == {k: v for k, v in json.loads(done.stdout).items() if k not in ("message", "store")}
-    assert "store searched: .preflight-fsm/sessions.sqlite3" in json.loads(done.stdout)["message"]
+    store = cwd / ".preflight-fsm" / "sessions.sqlite3"
+    assert f"store searched: {store}" in json.loads(done.stdout)["message"]
 
 
 def test_an_expired_session_exits_4_and_is_removed(cwd: Path) -> None:
@@ -403,10 +405,10 @@ def test_a_lost_race_exits_5(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_help_documents_the_exit_codes(cwd: Path) -> None:
-    """Every session command's --help lists the exit codes."""
+    """Every session command's --help lists its exit codes (which ones: test_cli_help.py)."""
     for command in ("start", "answer", "show", "list", "delete"):
         done = _invoke(command, "--help")
-        assert "4 unknown or expired session" in " ".join(done.stdout.split()), command
+        assert "Exit codes: 0 done; 2 usage error" in " ".join(done.stdout.split()), command
 
 
 # -- chat --session -------------------------------------------------------------------------------
@@ -800,6 +802,21 @@ def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
     rows = _run(cwd, "list").stdout.splitlines()
     assert [older, "Done"] == rows[1].split()[:2]
     assert "ago" in rows[1]
+
+
+def test_a_free_text_turn_says_to_type_text_not_a_number(cwd: Path) -> None:
+    """A turn asking for text says so; only a choice says a number picks an option."""
+    started = json.loads(_invoke("start", "Add OAuth login", "--json").stdout)
+    shown = _invoke("answer", started["session_id"], "auth_strategy=Other (specify)").stdout
+    assert "(your own text; skip declines the question)" in shown
+    assert "a number picks" not in shown
+
+
+def test_an_unknown_session_says_to_start_one_never_a_tool_that_lists(cwd: Path) -> None:
+    """session_not_found says why a session may be gone and to start one."""
+    done = _invoke("show", "nope")
+    assert "(never started here, deleted, or expired); start a new one" in done.stderr
+    assert "list the sessions" not in done.stderr
 
 
 # -- who answered (answered_by) -------------------------------------------------------------------

@@ -211,6 +211,18 @@ def test_tampered_snapshot_is_refused() -> None:
         session_graph(data)
 
 
+def test_edges_show_the_canonical_option_not_the_raw_input() -> None:
+    """Answers typed in any case, or `other`, are drawn as the flow writes the option."""
+    machine = ClarificationMachine("Improve the checkout flow")
+    machine.step({"change_category": "other", "change_category__other": "our postgres database"})
+    machine.step({"db_type": "mysql"})
+    drawn = to_mermaid(session_graph(machine.snapshot()))
+    assert "change_category = Other (specify)" in drawn
+    assert "db_type = MySQL" in drawn
+    assert "= other" not in drawn
+    assert "= mysql" not in drawn
+
+
 def test_each_taken_edge_says_who_supplied_its_turns_answers() -> None:
     """C9: every edge a step took names that step's answered_by; the start names none."""
     machine = ClarificationMachine("Improve the settings page")

@@ -246,3 +246,35 @@ def test_the_server_never_imports_preflights_own_mcp_server() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert "[]" == out.stdout.strip()
+
+
+def test_the_http_server_says_only_where_it_serves(tmp_path: Path) -> None:
+    """Over HTTP a session's requests log nothing (no INFO line per request): standard error
+    says where the server serves and that it stopped; a refused text is hinted as a tool call,
+    never as a `pf` command."""
+    from mcp_servers import connect_http, http_server
+
+    repo, _ = make_repo(tmp_path / "repo")
+
+    async def body(url: str) -> dict[str, Any]:
+        async with connect_http(url) as client:
+            started = await call(client, user_intention="Add passkey login", repo_path=str(repo))
+            asked = {"user_intention": "Add passkey login", "session_id": started["session_id"]}
+            too_long = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}
+            refused = await client.call_tool(
+                "require_clarification", {**asked, "answers": too_long}
+            )
+            assert isinstance(refused.structured_content, dict)
+            return refused.structured_content
+
+    with http_server(str(tmp_path / "store.sqlite3"), tmp_path, "pf", "--preflights") as running:
+        results = anyio.run(body, running.url)
+    said = running.stderr.read_text().splitlines()
+    assert [
+        f"preflight-fsm: serving MCP at {running.url} (sessions in {tmp_path}/store.sqlite3); "
+        "Ctrl-C stops it",
+        f"preflight-fsm: stopped serving {running.url}",
+    ] == said
+    assert "INVALID_ANSWER" == results["error"]["code"]
+    assert "require_clarification" in results["error"]["recovery_hint"]
+    assert "pf answer" not in results["error"]["recovery_hint"]

@@ -64,7 +64,7 @@ __all__ = [
     "transition_table",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _HOMES: dict[str, str] = {
     "AnsweredBy": "answered_by",

@@ -14,7 +14,7 @@ from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 
-__all__ = ["AnswerRules", "Merge"]
+__all__ = ["AnswerRules", "Merge", "described"]
 
 
 Merge = tuple[dict[str, str], bool, dict[str, str | None]]
@@ -298,6 +298,29 @@ class AnswerRules:
             "issue_count": len(invalid) + len(missing) + len(unknown),
             "action": action,
         }
+
+
+def described(flow: Flow, answers: Mapping[str, Any]) -> dict[str, Any]:
+    """``answers`` with the text typed for a custom category also as the Other description.
+
+    For the front ends (chat, pf, Preflights' tools; docs/decisions.md): an Other decision is
+    described by what the person typed for the category rather than by the intention (C6 takes
+    a ``description`` answer first). When the text names a category the engine ignores it; a
+    text over the limit is left to the engine to refuse once, under its own id.
+    """
+    category = flow.category_question.id
+    named = {_text.match_key(c.name) for c in flow.categories}
+    named |= {_text.match_key(flow.other_option), "other"}
+    key = flow.other_category.description_id
+    for qid in (f"{category}{OTHER_SUFFIX}", category):
+        typed = answers.get(qid)
+        if key in answers or not isinstance(typed, str):
+            continue
+        text = " ".join(typed.split())
+        fits = 0 < len(text) <= flow.limits.max_answer_chars
+        if fits and _text.match_key(text) not in named:
+            return {**answers, key: typed}
+    return dict(answers)
 
 
 _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of text, or null"

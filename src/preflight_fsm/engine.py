@@ -160,8 +160,9 @@ class Engine:
         if type(answered_by) is not str or answered_by not in SOURCES:
             check_answered_by(answered_by)  # raises InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
+            how = "with a decision" if s.position.state == "Done" else "without a decision"
             raise SessionFinished(
-                f"the session already ended in {s.position.state}; start a new session to ask again"
+                f"the session already ended {how}; start a new session to ask again"
             )
         recorded, declined, given = self.rules.merge(
             s.answers, pending_key(s), answers, s.named_category

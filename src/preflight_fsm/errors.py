@@ -121,7 +121,8 @@ class SessionNotFound(SessionStoreError, LookupError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(
-            f"no session has the id {session_id!r}; list the sessions, or start a new one",
+            f"no session has the id {session_id!r} (never started here, deleted, or expired); "
+            "start a new one",
             session_id=session_id,
         )
 

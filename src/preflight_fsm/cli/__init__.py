@@ -16,6 +16,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from preflight_fsm.cli.help_pages import plain_help
+
+plain_help()
+
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
 _COMMAND_MODULES: tuple[str, ...] = (
     "chat",
@@ -43,6 +47,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
     "conformance": ("conformance", "Drive an LLM adapter through every path; print agreement."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
+    "setup": ("setup", "Print the MCP configuration of Claude Code, Cursor and VS Code."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""
@@ -76,6 +81,22 @@ class _LazyGroup(TyperGroup):
         )
         self.commands[cmd_name] = command
         return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # typer suggests among the commands already imported only: suggest among them all.
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as error:  # typer's own click's UsageError: no such command
+            typed = args[0] if args else ""
+            message = getattr(error, "message", None)
+            if typed.startswith("-") or not isinstance(message, str) or "Did you mean" in message:
+                raise
+            import difflib
+
+            near = difflib.get_close_matches(typed, self.list_commands(ctx), n=1, cutoff=0.6)
+            if near:
+                error.message = f"{message.rstrip('.')}. Did you mean {near[0]!r}?"
+            raise
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # The short help of lazy commands comes from _LAZY: listing them imports nothing.

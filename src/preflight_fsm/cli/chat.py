@@ -65,12 +65,13 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
     """Ask the machine's questions until its session ends, write the outcome, return the last turn.
 
     Refused input (RefusedReply, InvalidAnswers) is answered and the question asked again; the
-    session never sees it. An empty line declines only once confirmed. EOFError and
-    KeyboardInterrupt from ``read_line`` propagate, and leave the machine at the turn it had
-    reached, so a caller can store it and resume later.
+    session never sees it. A near miss of an option asks "did you mean" first; an empty answer
+    that would end the session declines only once confirmed; a refused "Other (specify)" text
+    asks for the text again, not the choice. EOFError and KeyboardInterrupt from ``read_line``
+    propagate, and leave the machine at the turn it had reached, so a caller can store it and
+    resume later.
     """
     from preflight_fsm.cli.render import question_texts
-    from preflight_fsm.errors import InvalidAnswers
 
     texts = question_texts(machine.flow)
     turn = machine.turn
@@ -81,36 +82,93 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
         first = False
         write(render_turn(turn, machine.flow))
         try:
-            reply = parse_reply(turn, read_line(PROMPT), machine.flow.other_option)
-            if reply.confirm_decline and read_line(DECLINE_PROMPT).strip().casefold() not in {
-                "y",
-                "yes",
-            }:
-                continue  # not declined: ask the question again
-            answers = reply.answers
-            if reply.follow_up is not None:
-                # Sent as given, blank included: the engine then asks for it alone (NeedOther, C5).
-                text = read_line(f"{reply.follow_up.question} ")
-                answers = {**answers, reply.follow_up.id: text}
-            turn = machine.step(answers, answered_by="cli")
+            turn = _answer_turn(machine, turn, read_line, write, texts)
         except RefusedReply as refused:
             write(str(refused))
-        except InvalidAnswers as refused:
-            write(render_feedback(refused.feedback, texts))
     if not first:
         write("")
     write(render_outcome(turn, machine.flow))
     return turn
 
 
+def _answer_turn(
+    machine: ClarificationMachine,
+    turn: Turn,
+    read_line: ReadLine,
+    write: Write,
+    texts: dict[str, str],
+) -> Turn:
+    """One typed answer to the turn's question, confirmed where it must be; the next turn (the
+    same one when the person took the answer back or the engine refused it)."""
+    from preflight_fsm.answers import described
+    from preflight_fsm.errors import InvalidAnswers
+
+    reply = parse_reply(turn, read_line(PROMPT), machine.flow.other_option)
+    if reply.confirm_decline and not _yes(read_line(DECLINE_PROMPT)):
+        return turn  # not declined: ask the question again
+    answers = reply.answers
+    if reply.suggestion is not None:
+        (qid, typed), suggested = next(iter(answers.items())), reply.suggestion
+        if _yes(read_line(f'Did you mean "{suggested}"? [Y/n] '), default=True):
+            answers = {qid: suggested}
+        else:
+            write(f'Kept as typed: "{typed.strip()}".')
+    answers = described(machine.flow, answers)  # a NeedOther turn asks the category's text
+    follow_up = reply.follow_up
+    while True:
+        if follow_up is not None:
+            # Sent as given, blank included: the engine then asks for it alone (NeedOther, C5),
+            # unless no turn is left for that: then it is a decline, confirmed first.
+            text = read_line(f"{follow_up.question} ")
+            last_turn = turn.number >= machine.flow.limits.max_turns
+            if not text.strip() and last_turn and not _yes(read_line(DECLINE_PROMPT)):
+                continue
+            answers = described(machine.flow, {**answers, follow_up.id: text})
+        try:
+            return machine.step(answers, answered_by="cli")
+        except InvalidAnswers as refused:
+            issues = refused.feedback.get("issues", {})
+            fields = {str(i.get("field")) for i in issues.get("invalid", ())}
+            description = machine.flow.other_category.description_id
+            if follow_up is None or not fields or not fields <= {follow_up.id, description}:
+                write(render_feedback(refused.feedback, texts))
+                return turn
+            # Only the text was refused: keep the choice, ask for the text again.
+            only_text = [i for i in issues["invalid"] if i.get("field") == follow_up.id]
+            write(render_feedback({"issues": {"invalid": only_text}}, texts))
+
+
+def _yes(line: str, *, default: bool = False) -> bool:
+    """A typed y/yes (or, with ``default``, an empty line) as yes; anything else no."""
+    answer = line.strip().casefold()
+    return answer in {"y", "yes"} or (default and not answer)
+
+
 def _line_writer(stdout: TextIO) -> Write:
-    """Writes through the same stream the reader echoes to, so a transcript keeps its order."""
+    """Writes through the same stream the reader echoes to, so a transcript keeps its order; on
+    a terminal, each question in bold, refusals in red and the decision in green."""
+    from preflight_fsm.cli.colour import in_colour
+
+    colour = in_colour(stdout)
 
     def write(text: str) -> None:
-        stdout.write(f"{text}\n")
+        stdout.write(f"{_emphasised(text) if colour else text}\n")
         stdout.flush()
 
     return write
+
+
+def _emphasised(text: str) -> str:
+    from preflight_fsm.cli.colour import BOLD, GREEN, RED, styled
+
+    lines = text.split("\n")
+    if lines[0].startswith(("Not accepted", "There is no option", "That line")):
+        return styled(text, RED)
+    if lines[0].startswith("Category: "):
+        return "\n".join(styled(line, GREEN) for line in lines)
+    if len(lines) > 1 and lines[1].startswith("  1. "):  # a turn: its question
+        return "\n".join([styled(lines[0], BOLD), *lines[1:]])
+    return text
 
 
 def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> ReadLine:
@@ -154,11 +212,12 @@ def _line_reader(stdin: TextIO | None, stdout: TextIO, interactive: bool) -> Rea
 _HELP = "\n\n".join(
     [
         "Clarify INTENTION with a few questions, then print the decision patch and hint.",
-        "Answer with an option's number or with text; picking 'Other (specify)' asks for its "
-        "text next. Type 'skip' to decline a question (the session then ends without a patch); "
-        "an empty answer asks to confirm before declining. Invalid input is explained and the "
-        "question asked again. On a terminal, arrow keys edit the line and recall earlier "
-        "answers. When standard input is not a terminal, each line is one answer.",
+        "Answer with an option's number or with text; a near miss of an option asks 'did you "
+        "mean' first; picking 'Other (specify)' asks for its text next. Type 'skip' to decline "
+        "a question (the session then ends without a patch); an empty answer that would end the "
+        "session asks to confirm first. Invalid input is explained and asked again. On a "
+        "terminal, arrow keys edit the line and recall earlier answers. When standard input is "
+        "not a terminal, each line is one answer.",
         "Exit codes: "
         f"{EXIT_FINISHED} the session finished, with or without a patch; "
         f"{EXIT_END_OF_INPUT} input ended before the session finished; "
@@ -201,7 +260,7 @@ def chat(
             "--seal-key-file",
             metavar="FILE",
             envvar="PREFLIGHT_FSM_SEAL_KEY_FILE",
-            help="With --session: the seal keys of the store's snapshots (C11).",
+            help="With --session: the keys that seal the store's snapshots (as for `answer`).",
             show_default=False,
         ),
     ] = None,

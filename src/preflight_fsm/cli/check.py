@@ -177,7 +177,9 @@ def _read(file: str) -> str:
 
 @app.command()
 def check(
-    file: Annotated[str, typer.Argument(help="JSON or JSON Lines of responses; - for stdin.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="JSON or JSON Lines of responses; - for stdin.")
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the findings as one JSON object.")
     ] = False,

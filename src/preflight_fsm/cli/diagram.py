@@ -90,12 +90,21 @@ def diagram(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Write here instead of stdout (png needs it).", dir_okay=False
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Write here instead of stdout (png needs it).",
+            dir_okay=False,
         ),
     ] = None,
     flow_file: Annotated[
         Path | None,
-        typer.Option("--flow", help="A flow TOML file; its own diagram is drawn.", dir_okay=False),
+        typer.Option(
+            "--flow",
+            metavar="FLOW.toml",
+            help="A flow TOML file; its own diagram is drawn.",
+            dir_okay=False,
+        ),
     ] = None,
     session: Annotated[
         str | None,
@@ -115,6 +124,7 @@ def diagram(
         Path | None,
         typer.Option(
             "--snapshot",
+            metavar="FILE",
             help="A session snapshot (JSON): draw that session's path through the flow.",
             dir_okay=False,
         ),

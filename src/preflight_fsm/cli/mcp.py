@@ -36,7 +36,9 @@ def _missing_sdk() -> str | None:
     try:
         importlib.import_module("mcp.server.mcpserver")
     except ImportError:
-        return "the MCP SDK is not installed: pip install 'preflight-fsm[mcp]'"
+        from preflight_fsm.extras import install_hint
+
+        return f"the MCP SDK is not installed; install it with: {install_hint('mcp')}"
     return None
 
 
@@ -55,6 +57,52 @@ def _preflights_builder() -> Any:
             f"{PREFLIGHTS_BUILDER} has no build_preflights_server", param_hint="--preflights"
         )
     return builder
+
+
+def _serve_announced(
+    server: Any, transport: Literal["stdio", "http"], host: str, port: int, store: str | None
+) -> None:
+    """Serve; over HTTP, say on standard error where, with which store, and when it stops."""
+    from preflight_fsm.mcp import serve
+    from preflight_fsm.store.location import resolve_location, shown_location
+
+    if transport == "stdio":  # standard output is the protocol's; the agent started it
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, transport)
+        return
+    served: list[str] = []
+
+    def announce(url: str) -> None:
+        served.append(url)
+        where = shown_location(resolve_location(store))
+        typer.echo(
+            f"preflight-fsm: serving MCP at {url} (sessions in {where}); Ctrl-C stops it",
+            err=True,
+        )
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # uvicorn re-raises the SIGTERM it caught once it has stopped
+
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(server, transport, host, port, announce)
+    except SystemExit as stopped:
+        # The HTTP server's own startup failure exits 3 (the code of refused answers): it is
+        # reported below as the usage error it is.
+        if stopped.code not in (0, None) and served:
+            raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if served:
+        typer.echo(f"preflight-fsm: stopped serving {served[0]}", err=True)
+    else:  # taken between _check_listenable and the server's own bind
+        raise usage_error(
+            f"cannot listen on {host}:{port}: pass another --port (or --host), or stop what "
+            "listens there"
+        )
 
 
 def _check_listenable(host: str, port: int) -> None:
@@ -151,7 +199,7 @@ def mcp_command(
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        _serve(server, chosen, host, port)
+        _serve_announced(server, chosen, host, port, store)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
@@ -164,23 +212,6 @@ def mcp_command(
         server = build_server(
             sessions, request_state_keys=keys.keys if keys else (), answers_from=policy
         )
-        _serve(server, chosen, host, port)
+        _serve_announced(server, chosen, host, port, store)
     finally:
         opened.close()
-
-
-def _serve(server: Any, transport: Literal["stdio", "http"], host: str, port: int) -> None:
-    """Serve until stopped; the HTTP server's own startup failure (it exits 3, the code of
-    refused answers, when the port was taken after :func:`_check_listenable`) as exit 2."""
-    from preflight_fsm.mcp import serve
-
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, transport, host, port)
-    except SystemExit as stopped:
-        if stopped.code in (0, None):
-            raise
-        raise usage_error(
-            f"the HTTP server could not start on {host}:{port} (its log above says why): "
-            "pass another --port (or --host), or stop what listens there"
-        ) from None

@@ -23,8 +23,11 @@ def pf(ctx: typer.Context) -> None:
     try:
         from preflight_fsm.integrations.preflights_cli import run_pf
     except ImportError:
+        from preflight_fsm.extras import install_hint
+
         print(
-            "✗ Error: `preflight-fsm pf` needs Preflights: pip install 'preflight-fsm[preflights]'",
+            "✗ Error: `preflight-fsm pf` needs Preflights; install it with: "
+            + install_hint("preflights"),
             file=sys.stderr,
         )
         raise typer.Exit(2) from None

@@ -6,7 +6,8 @@
   never declines by itself: ``chat`` asks for a confirmation, ``answer`` refuses it, naming the
   key (an unset shell variable must not end a session for good).
 - Anything else is sent as typed; the engine matches options and takes other text as a custom
-  value (C5).
+  value (C5). A near miss of an option (``Databse``) carries that option as ``suggestion``, for
+  ``chat`` to ask "did you mean" before sending anything.
 """
 
 from __future__ import annotations
@@ -56,12 +57,14 @@ class Reply:
 
     ``follow_up`` is a question to ask in the same turn before stepping (the text of "Other
     (specify)", C2); its answer joins ``answers`` under its id. ``confirm_decline`` means the
-    line was empty: declining needs a confirmation first.
+    line was empty: declining needs a confirmation first. ``suggestion`` is the option the typed
+    text nearly spells, to offer before sending the text as typed.
     """
 
     answers: dict[str, str]
     follow_up: Question | None = None
     confirm_decline: bool = False
+    suggestion: str | None = None
 
 
 def choice_value(question: Question, typed: str) -> str:
@@ -102,6 +105,12 @@ def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
         names = {other.casefold(), _OTHER_ALIAS, (label or other).casefold()}
         if value.strip().casefold() in names:
             return Reply({question.id: other}, follow_up=companion)
+    if question.options and value == text:  # typed, not picked by number
+        from preflight_fsm.suggest import nearest
+
+        other_option = companion.depends_on_value if companion is not None else None
+        named = [o for o in question.options if o != other_option]
+        return Reply({question.id: value}, suggestion=nearest(value, named))
     return Reply({question.id: value})
 
 

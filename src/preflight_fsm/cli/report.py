@@ -256,7 +256,13 @@ def _emit(failure: CommandFailed, as_json: bool) -> None:
         }
         typer.echo(_encodable(json.dumps(payload, ensure_ascii=False)))
         return
-    typer.echo(_encodable("\n".join([PREFIX + failure.message, *failure.lines])), err=True)
+    import sys
+
+    from preflight_fsm.cli.colour import BOLD, RED, in_colour, styled
+
+    prefix = styled(PREFIX, BOLD, RED) if in_colour(sys.stderr) else PREFIX
+    text = _encodable("\n".join([PREFIX + failure.message, *failure.lines]))
+    typer.echo(prefix + text[len(PREFIX) :], err=True, color=True)
 
 
 def _encodable(text: str) -> str:

@@ -72,25 +72,43 @@ __all__ = [
     "JsonOption",
     "SessionArgument",
     "StoreOption",
+    "exit_help",
     "parse_pairs",
     "stored_machine",
 ]
 
 DEFAULT_EXPIRE_AFTER = 30 * 60.0  # preflight_fsm.store.DEFAULT_EXPIRE_AFTER, without importing it
 
-EXIT_HELP = (
-    "Exit codes: "
-    f"{EXIT_OK} done; "
-    f"{EXIT_USAGE} usage error; "
-    f"{EXIT_INVALID_ANSWERS} answers refused; "
-    f"{EXIT_UNKNOWN_SESSION} unknown or expired session; "
-    f"{EXIT_CONFLICT} conflict (another process stepped it first); "
-    f"{EXIT_FINISHED} session already finished; "
-    f"{EXIT_CORRUPT} corrupt session; "
-    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store; "
-    f"{EXIT_OUTPUT} standard output could not be written. "
-    "With --json every error is one JSON object on standard output."
+_EXIT_MEANINGS = {
+    EXIT_OK: "done",
+    EXIT_USAGE: "usage error",
+    EXIT_INVALID_ANSWERS: "answers refused",
+    EXIT_UNKNOWN_SESSION: "unknown or expired session",
+    EXIT_CONFLICT: "conflict (another process stepped it first)",
+    EXIT_FINISHED: "session already finished",
+    EXIT_CORRUPT: "corrupt session",
+    EXIT_STORE_UNAVAILABLE: "store unavailable or not a session store",
+    EXIT_OUTPUT: "standard output could not be written",
+}
+
+
+def exit_help(*codes: int) -> str:
+    """The help page's paragraph on the exit codes a command can return (``codes``; 0 and 9,
+    output that could not be written, are every command's)."""
+    listed = "; ".join(f"{code} {_EXIT_MEANINGS[code]}" for code in (EXIT_OK, *codes, EXIT_OUTPUT))
+    return f"Exit codes: {listed}. With --json every error is one JSON object on standard output."
+
+
+EXIT_HELP = exit_help(
+    EXIT_USAGE,
+    EXIT_INVALID_ANSWERS,
+    EXIT_UNKNOWN_SESSION,
+    EXIT_CONFLICT,
+    EXIT_FINISHED,
+    EXIT_CORRUPT,
+    EXIT_STORE_UNAVAILABLE,
 )
+"""Every code a session command can return: ``answer``'s."""
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
 SessionArgument = Annotated[str, typer.Argument(metavar="SESSION_ID", show_default=False)]
@@ -201,8 +219,9 @@ def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
         lines.append(f"{question.question}  [{question.id}]")
         lines += [f"  {n}. {option}" for n, option in enumerate(question.options or (), start=1)]
         if question.type == "free_text":
-            lines.append("  (free text)")
-    lines.append("  (a number picks that option; skip declines the question)")
+            lines.append("  (your own text; skip declines the question)")
+        else:
+            lines.append("  (a number picks that option; skip declines the question)")
     return lines
 
 
@@ -214,7 +233,7 @@ def _example(turn: Turn) -> str:
 # -- the commands --------------------------------------------------------------------------------
 
 
-@app.command(epilog=EXIT_HELP)
+@app.command(epilog=exit_help(EXIT_USAGE, EXIT_STORE_UNAVAILABLE))
 def start(
     intention: Annotated[
         str, typer.Argument(metavar="INTENTION", help="What you want to change, in one sentence.")
@@ -313,7 +332,9 @@ def answer(
     _print_state(state, as_json, machine.flow)
 
 
-@app.command(epilog=EXIT_HELP)
+@app.command(
+    epilog=exit_help(EXIT_USAGE, EXIT_UNKNOWN_SESSION, EXIT_CORRUPT, EXIT_STORE_UNAVAILABLE)
+)
 def show(
     session_id: SessionArgument,
     snapshot: Annotated[
@@ -384,8 +405,9 @@ def stored_machine(
         with reported(shown):
             loaded, record = sessions.load(session_id)
             if loaded.finished:
+                how = "with a decision" if loaded.state == "Done" else "without a decision"
                 raise SessionFinished(
-                    f"session {session_id!r} already ended in {loaded.state}; "
+                    f"session {session_id!r} already ended {how}; "
                     "`preflight-fsm show` prints its outcome"
                 )
             machine = StoredMachine.from_snapshot(loaded.snapshot(), flow=sessions.flows)

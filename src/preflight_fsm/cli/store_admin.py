@@ -13,13 +13,14 @@ from typing import Annotated
 import typer
 
 from preflight_fsm.cli import app
-from preflight_fsm.cli.sessions import EXIT_HELP, JsonOption, SessionArgument
+from preflight_fsm.cli.report import EXIT_STORE_UNAVAILABLE, EXIT_UNKNOWN_SESSION, EXIT_USAGE
+from preflight_fsm.cli.sessions import JsonOption, SessionArgument, exit_help
 from preflight_fsm.cli.stores import FlowOption, SealKeyFileOption, StoreOption, open_sessions
 
 __all__ = ["delete", "list_sessions", "migrate"]
 
 
-@app.command("list", epilog=EXIT_HELP)
+@app.command("list", epilog=exit_help(EXIT_USAGE, EXIT_STORE_UNAVAILABLE))
 def list_sessions(
     store: StoreOption = None,
     as_json: JsonOption = False,
@@ -108,7 +109,7 @@ def list_sessions(
         typer.echo("  ".join([*padded, row[5]]))
 
 
-@app.command(epilog=EXIT_HELP)
+@app.command(epilog=exit_help(EXIT_USAGE, EXIT_STORE_UNAVAILABLE))
 def migrate(
     store: StoreOption = None,
     flow: FlowOption = None,
@@ -122,7 +123,7 @@ def migrate(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Move every stored session to the current flow by replaying its answers there (C10).
+    """Move every stored session to the current flow by replaying its answers there.
 
     A session whose answers would lead elsewhere on the new flow stays on its own flow (it keeps
     running there as long as that version is registered) unless --force; the report says where
@@ -161,7 +162,7 @@ def migrate(
     typer.echo(f"{done} migrated to {target}, {len(moved) - done} stayed")
 
 
-@app.command(epilog=EXIT_HELP)
+@app.command(epilog=exit_help(EXIT_USAGE, EXIT_UNKNOWN_SESSION, EXIT_STORE_UNAVAILABLE))
 def delete(
     session_id: SessionArgument,
     store: StoreOption = None,

@@ -63,7 +63,7 @@ SealKeyFileOption = Annotated[
         metavar="FILE",
         envvar="PREFLIGHT_FSM_SEAL_KEY_FILE",
         help="Seal snapshots with the first key in FILE (one per line) and accept only "
-        "snapshots sealed with one of them (C11). Else $PREFLIGHT_FSM_SEAL_KEYS, comma-separated.",
+        "snapshots sealed with one of them. Else $PREFLIGHT_FSM_SEAL_KEYS, comma-separated.",
         show_default=False,
     ),
 ]
@@ -74,7 +74,7 @@ FlowOption = Annotated[
         "--flow",
         metavar="FLOW.toml",
         help="The flow file new sessions start on; earlier versions kept in "
-        "FLOW.versions/*.toml still run the sessions that started on them (C10).",
+        "FLOW.versions/*.toml still run the sessions that started on them.",
     ),
 ]
 

@@ -66,8 +66,19 @@ BLANK = "(blank)"
 
 def step_answers(snapshot: SessionSnapshot, flow: Flow) -> tuple[dict[str, str], ...]:
     """The answers each accepted step took, in order (C9's ``steps``): step k's at index k - 1,
-    a blank shown as BLANK. ``flow`` is unused; kept for callers that pass it."""
-    return tuple({k: BLANK if v is None else v for k, v in step.items()} for step in snapshot.steps)
+    an option as the flow writes it (``other`` is "Other (specify)", ``mysql`` MySQL), a blank
+    shown as BLANK."""
+    from preflight_fsm.answers import AnswerRules
+    from preflight_fsm.text import match_key
+
+    options = AnswerRules(flow).choice_options
+
+    def shown(key: str, value: str | None) -> str:
+        if value is None:
+            return BLANK
+        return options.get(key, {}).get(match_key(value), value)
+
+    return tuple({k: shown(k, v) for k, v in step.items()} for step in snapshot.steps)
 
 
 def _question_left(state: str, flow: Flow, category: str | None, owed: str | None) -> str | None:

@@ -31,9 +31,11 @@ try:
     from preflights.core.types import DecisionPatch as PfDecisionPatch
     from preflights.core.types import HeuristicsConfig
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from preflight_fsm.extras import install_hint
+
     raise ImportError(
-        "preflight_fsm.integrations.preflights needs the 'preflights' package: "
-        "pip install 'preflight-fsm[preflights]'"
+        "preflight_fsm.integrations.preflights needs the 'preflights' package; install it "
+        f"with: {install_hint('preflights')}"
     ) from exc
 
 from preflights.adapters.llm_debug import write_llm_debug

@@ -38,7 +38,8 @@ from preflights.application.types import (
 )
 
 from preflight_fsm.answered_by import AnsweredBy
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX
+from preflight_fsm.answers import described
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_answered_by import decided_sources, note_who_answered
 from preflight_fsm.integrations.preflights_position import Position, log_position
@@ -119,6 +120,30 @@ class FsmPreflightsApp(PreflightsApp):
         self.user_errors: deque[str] = deque(maxlen=_REMEMBERED)
         # The question ids each session was last answered with needs_more_answers (this process).
         self._last_asked: dict[str, tuple[str, ...]] = {}
+        # How a hint tells the person to answer a question: `preflight-fsm pf` sets its command;
+        # an MCP agent answers in the `answers` of its next require_clarification call.
+        self.answer_command: str | None = None
+
+    def _described(self, session: Session, answers_delta: dict[str, Any]) -> dict[str, Any]:
+        """This round's answers, with the text typed for a custom category also as the Other
+        decision's description (D180): a front end's choice, so the engine and an LLM guard
+        judge the same answers."""
+        flow = self._engine.flow
+        key = flow.other_category.description_id
+        if key in answers_delta or key in session.answers:
+            return answers_delta
+        merged = {**session.answers, **answers_delta}
+        found = described(flow, {k: v for k, v in merged.items() if isinstance(v, str)})
+        return {**answers_delta, key: found[key]} if key in found else answers_delta
+
+    @property
+    def engine_flow(self) -> Flow:
+        """The flow the engine runs (its limits bound what a prompt takes)."""
+        return self._engine.flow
+
+    def asked_last(self) -> tuple[str, ...]:
+        """The question ids of the latest round answered with needs_more_answers, if any."""
+        return next(reversed(self._last_asked.values()), ())
 
     def continue_preflight(
         self,
@@ -137,6 +162,7 @@ class FsmPreflightsApp(PreflightsApp):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
         # The option texts an LLM showed become the flow's options they name (a guard's turns).
         answers_delta = self._engine.engine_answers(answers_delta, session.asked_questions)
+        answers_delta = self._described(session, answers_delta)
         if session.core_questions_asked:
             # The engine was Done: these rounds answer Preflights' core's own follow-ups.
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
@@ -220,9 +246,9 @@ class FsmPreflightsApp(PreflightsApp):
         given = merged.get(f"{key}{OTHER_SUFFIX}", merged.get(key))
         others = {self._engine.flow.other_option.casefold(), OTHER_OPTION.casefold(), "other"}
         if given is None or str(given).strip().casefold() in others:
-            reason = f"the turn budget ran out before {key} was answered (C3)"
+            reason = f"the turn budget ran out before {key} was answered"
         else:
-            reason = f"{key} was declined: {given!r} is no usable answer (C5)"
+            reason = f"{key} was declined: {given!r} is no usable answer"
         self._session.delete(session.id)
         self._last_asked.pop(session.id, None)
         self.stops.append(Stop(session.id, session.repo_path, reason))
@@ -260,10 +286,16 @@ class FsmPreflightsApp(PreflightsApp):
                 code=AWAITING_ANSWER,
                 message=f"Still waiting for {wanted}, and this round brought no answer to it.",
                 details=tuple(("question_id", qid) for qid in ids),
-                recovery_hint=f"Answer {ids[0] if ids else 'it'} by id (`pf answer id=...`, or "
-                "the answers of require_clarification).",
+                recovery_hint=f"Answer it: {self._how_to_answer(ids[0] if ids else None)}.",
             ),
         )
+
+    def _how_to_answer(self, question_id: str | None) -> str:
+        """The command (pf) or the call (MCP) that answers ``question_id``."""
+        qid = question_id or "QUESTION_ID"
+        if self.answer_command is not None:
+            return f'{self.answer_command} {qid}="..."'
+        return f"give {qid} in the answers of the next require_clarification call"
 
     def _refused(
         self, session: Session, merged: Answers, where: Position
@@ -296,8 +328,8 @@ class FsmPreflightsApp(PreflightsApp):
                 code=INVALID_ANSWER,
                 message="Answer refused, not recorded: " + "; ".join(lines or ["see details"]),
                 details=tuple(details),
-                recovery_hint="Send it again, corrected"
-                + (f", e.g. `pf answer {sorted(refused)[0]}=...`" if refused else "")
+                recovery_hint="Send it again, corrected: "
+                + self._how_to_answer(sorted(refused)[0] if refused else None)
                 + "; the other answers were kept.",
             ),
         )

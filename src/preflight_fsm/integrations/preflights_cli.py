@@ -31,7 +31,9 @@ from preflight_fsm.flow import Flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
+from preflight_fsm.integrations.preflights_hints import INPUT_ENDED, PF_COMMAND, pf_hints
 from preflight_fsm.integrations.preflights_position import logger
+from preflight_fsm.integrations.preflights_prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
 from preflight_fsm.llm.pf import split_llm_options
 
@@ -77,7 +79,13 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         return int(ExitCode.USER_ERROR)
     app = build_pf_app(flow, guard)
     app.debug_every_round = "--debug-llm" in args  # pf's loop drops it after start
-    with _installed(app), _warnings_to_stderr():
+    app.answer_command = f"{PF_COMMAND} answer"
+    with (
+        _installed(app),
+        _warnings_to_stderr(),
+        pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
+        near_miss_prompts(app.engine_flow.limits.max_answer_chars),
+    ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:
         delete_session(stop.repo_path)

@@ -85,7 +85,9 @@ def compat_problems() -> list[str]:
     try:
         version = importlib.metadata.version("preflights")
     except importlib.metadata.PackageNotFoundError:
-        return ["preflights is not installed: pip install 'preflight-fsm[preflights]'"]
+        from preflight_fsm.extras import install_hint
+
+        return [f"preflights is not installed; install it with: {install_hint('preflights')}"]
     if version != PINNED_VERSION:
         problems.append(f"preflights {version} is installed; this needs {PINNED_VERSION}")
     for dotted, purpose in RELIED_ON:

@@ -198,6 +198,8 @@ def build_preflights_server(
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
+        # The SDK logs every request at INFO, several lines each: only what needs a look.
+        log_level="WARNING",
     )
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)

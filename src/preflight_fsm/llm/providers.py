@@ -80,8 +80,11 @@ def provider_adapter(
 
             adapter = OpenRouterLLMAdapter(config)
     except LLMError as exc:
+        from preflight_fsm.extras import install_hint
+
         raise ProviderUnavailable(
-            f"{provider} needs the {_SDK[provider]} SDK: pip install 'preflight-fsm[llm]' ({exc})"
+            f"{provider} needs the {_SDK[provider]} SDK ({exc}); install it with: "
+            + install_hint("llm")
         ) from None
     client = getattr(adapter, "_client", None)
     if client is not None and hasattr(client, "with_options"):

@@ -6,7 +6,7 @@ Preflights' own tool shapes) can be served the same way: ``serve(build_...(...),
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
 import anyio
@@ -128,17 +128,47 @@ def serve(
     transport: Transport = "stdio",
     host: str = "127.0.0.1",
     port: int = 8000,
+    announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP, at ``/mcp``)."""
+    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP, at ``/mcp``).
+
+    Over HTTP, ``announce`` receives the URL once the server listens on it (not before: a port
+    in use is reported instead).
+    """
     if transport == "stdio":
         from preflight_fsm.mcp.stdio import run_stdio
 
         anyio.run(run_stdio, server)
     elif transport == "http":
-        anyio.run(
-            lambda: server.run_streamable_http_async(
-                host=host, port=port, streamable_http_path=HTTP_PATH
-            )
-        )
+        anyio.run(_serve_http, server, host, port, announce)
     else:
         raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
+
+
+async def _serve_http(
+    server: MCPServer[Any], host: str, port: int, announce: Callable[[str], None] | None
+) -> None:
+    """The SDK's ``run_streamable_http_async`` (same app, same uvicorn settings), announced."""
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
+    http = uvicorn.Server(config)
+
+    async def announce_when_listening() -> None:
+        while not http.started:
+            await anyio.sleep(0.02)
+        if announce is not None:
+            shown = f"[{host}]" if ":" in host else host
+            announce(f"http://{shown}:{port}{HTTP_PATH}")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(announce_when_listening)
+        try:
+            await http.serve()
+        except SystemExit:
+            pass  # uvicorn could not listen (it has logged why); announce was never called
+        except KeyboardInterrupt:
+            pass  # the Ctrl-C (or a handler's SIGTERM) uvicorn re-raises once it has stopped
+        finally:
+            group.cancel_scope.cancel()

@@ -51,12 +51,15 @@ def resolve_location(location: str | os.PathLike[str] | None = None) -> str:
 
 
 def shown_location(location: str) -> str:
-    """``location`` as it may be printed: a URL's password replaced by ``***``."""
+    """``location`` as it may be printed: a URL's password replaced by ``***``, a file path made
+    absolute (a person must find the file whatever directory the command ran in)."""
     if location.startswith(_REDIS_SCHEMES):
         from preflight_fsm.store.redis import redacted
 
         return redacted(location)
-    return location
+    if _SCHEME.match(location):
+        return location
+    return os.path.abspath(location)
 
 
 def open_store(

@@ -122,9 +122,11 @@ class RedisStore(SessionStore):
         try:
             import redis
         except ImportError:
+            from preflight_fsm.extras import install_hint
+
             raise StoreUnavailable(
-                f"the session store {redacted(url)!r} needs the redis package: "
-                "pip install 'redis>=5' (the redis extra of preflight-fsm)"
+                f"the session store {redacted(url)!r} needs the redis package; install it "
+                f"with: {install_hint('redis')}"
             ) from None
         self.url = url
         self.location_shown = redacted(url)

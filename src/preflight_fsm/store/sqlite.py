@@ -142,14 +142,14 @@ class SqliteStore(SessionStore):
             if not isinstance(exc, OSError | sqlite3.Error | UnicodeError):
                 raise
             raise StoreUnavailable(
-                f"cannot use the session store {str(self.path)!r}: {_reason(exc)}"
+                f"cannot use the session store {str(self.path.absolute())!r}: {_reason(exc)}"
             ) from None
 
     # -- opening -------------------------------------------------------------------------------
 
     def _refuse(self, why: str) -> None:
         raise StoreUnavailable(
-            f"{str(self.path)!r} {why}, not a preflight-fsm session store; {_ACCEPTED}"
+            f"{str(self.path.absolute())!r} {why}, not a preflight-fsm session store; {_ACCEPTED}"
         )
 
     def _check_header(self) -> None:

@@ -1,0 +1,129 @@
+"""``preflight-fsm setup``: the MCP configuration of each agent, ready to paste (docs/mcp.md).
+
+An agent starts the server itself, from its own working directory and its own ``PATH``: a bare
+``preflight-fsm`` is not found when it lives in a virtual environment, and the default store
+(``.preflight-fsm/sessions.sqlite3`` under the working directory) lands wherever the agent
+happens to run. So every configuration printed here names the absolute path of this very
+executable and an absolute store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+
+from preflight_fsm.cli import app
+from preflight_fsm.cli.report import usage_error
+
+__all__ = ["CLIENTS", "client_config", "server_command"]
+
+CLIENTS: Final = ("claude-code", "cursor", "vscode")
+"""The agents a configuration is printed for, by the name ``--client`` takes."""
+
+_TITLES: Final = {
+    "claude-code": "Claude Code: run once in your project",
+    "cursor": "Cursor: .cursor/mcp.json in your project (or ~/.cursor/mcp.json)",
+    "vscode": "VS Code: .vscode/mcp.json in your project",
+}
+
+
+def server_command() -> list[str]:
+    """The absolute command that runs this installation's ``preflight-fsm``."""
+    script = Path(sys.argv[0])
+    if script.name == "preflight-fsm" and script.exists():
+        return [os.path.abspath(script)]
+    # `python -m preflight_fsm`, or a test calling the app: this interpreter runs the package.
+    return [os.path.abspath(sys.executable), "-m", "preflight_fsm"]
+
+
+def client_config(
+    client: str, name: str, command: list[str], args: list[str], url: str | None
+) -> str:
+    """What to paste into ``client``: a command line (Claude Code) or a JSON file's content.
+
+    ``url`` set: the client reaches a running HTTP server there; else it starts ``command``
+    with ``args`` over stdio.
+    """
+    if client == "claude-code":
+        if url is not None:
+            return f"claude mcp add --transport http {name} {url}"
+        return shlex.join(["claude", "mcp", "add", name, "--", *command, *args])
+    started: dict[str, Any] = {"command": command[0], "args": command[1:] + args}
+    if client == "cursor":
+        server = {"url": url} if url is not None else started
+        return json.dumps({"mcpServers": {name: server}}, indent=2)
+    server = {"type": "http", "url": url} if url is not None else {"type": "stdio", **started}
+    return json.dumps({"servers": {name: server}}, indent=2)
+
+
+@app.command("setup")
+def setup(
+    client: Annotated[
+        str | None,
+        typer.Option(
+            "--client",
+            metavar="claude-code|cursor|vscode",
+            help="Print only this agent's configuration, without a title (to redirect into "
+            "its file). Default: all three, each under a title.",
+            show_default=False,
+        ),
+    ] = None,
+    transport: Annotated[
+        str,
+        typer.Option(
+            "--transport",
+            metavar="stdio|http",
+            help="stdio: the agent starts the server. http: you start it (the command is "
+            "printed first) and the agent connects to its URL.",
+        ),
+    ] = "stdio",
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL_OR_PATH",
+            help="The server's session store. Default: $PREFLIGHT_FSM_STORE, else "
+            ".preflight-fsm/sessions.sqlite3 in this directory; a path is printed absolute.",
+            show_default=False,
+        ),
+    ] = None,
+    preflights: Annotated[
+        bool,
+        typer.Option("--preflights", help="Serve Preflights' own tools (mcp --preflights)."),
+    ] = False,
+    host: Annotated[str, typer.Option("--host", help="HTTP: the address to serve on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to serve on.")
+    ] = 8000,
+) -> None:
+    """Print the MCP configuration of Claude Code, Cursor and VS Code for this installation."""
+    from preflight_fsm.store.location import resolve_location, shown_location
+
+    if client is not None and client not in CLIENTS:
+        raise usage_error(f"--client {client!r} is none of {', '.join(CLIENTS)}")
+    if transport not in ("stdio", "http"):
+        raise usage_error(f"--transport {transport!r}: use stdio or http")
+    location = shown_location(resolve_location(store))
+    command = server_command()
+    args = ["mcp", "--store", location, *(["--preflights"] if preflights else [])]
+    name = "preflights" if preflights else "preflight-fsm"
+    url = None
+    blocks: list[str] = []
+    if transport == "http":
+        url = f"http://{host}:{port}/mcp"
+        args += ["--transport", "http", "--host", host, "--port", str(port)]
+        if client is None:
+            started = shlex.join(command + args)
+            blocks.append(f"# Start the server (and keep it running):\n{started}")
+    for chosen in (client,) if client is not None else CLIENTS:
+        config = client_config(chosen, name, command, args, url)
+        blocks.append(config if client is not None else f"# {_TITLES[chosen]}\n{config}")
+    typer.echo("\n\n".join(blocks))

@@ -1,0 +1,143 @@
+"""What a person reads from the command line: help pages, exit codes, a mistyped command, colour.
+
+Every page is read from the installed command, as a person runs it: no contract id, no internal
+state name, no Python type (``<str>``) or brace placeholder (``{INTENTION}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+COMMAND = str(Path(sys.executable).parent / "preflight-fsm")
+COMMANDS = (
+    "chat",
+    "start",
+    "answer",
+    "show",
+    "list",
+    "delete",
+    "migrate",
+    "diagram",
+    "check",
+    "mcp",
+    "setup",
+    "conformance",
+)
+PF_PAGES = ((), ("start",), ("answer",), ("status",), ("resume",), ("reset",))
+STATES = ("NeedCategory", "NeedPrimaryField", "NeedOther", "NoPatch")
+# A contract id, a Python type in angle brackets, or a placeholder in braces.
+MACHINE_WORDS = re.compile(r"\bC1?[0-9]\b|<[a-z][a-z_\[\], |]*>|\{[A-Z_]+\}")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([COMMAND, *args], capture_output=True, text=True, timeout=60)
+
+
+def help_pages() -> list[tuple[str, str]]:
+    pages = [("", run("--help").stdout)]
+    pages += [(name, run(name, "--help").stdout) for name in COMMANDS]
+    if os.environ.get("PREFLIGHT_FSM_NO_PF") is None:
+        pages += [(f"pf {' '.join(p)}", run("pf", *p, "--help").stdout) for p in PF_PAGES]
+    return pages
+
+
+@pytest.mark.parametrize(("name", "page"), help_pages(), ids=lambda v: v if len(v) < 20 else "")
+def test_help_pages_hold_a_persons_words(name: str, page: str) -> None:
+    """No help page shows a contract id, a state name, a Python type or a brace placeholder."""
+    assert page.startswith("Usage: "), page
+    assert ([], []) == (MACHINE_WORDS.findall(page), [s for s in STATES if s in page])
+
+
+@pytest.mark.parametrize(
+    ("name", "codes"),
+    [
+        ("start", "0 2 8 9"),
+        ("answer", "0 2 3 4 5 6 7 8 9"),
+        ("show", "0 2 4 7 8 9"),
+        ("list", "0 2 8 9"),
+        ("delete", "0 2 4 8 9"),
+        ("migrate", "0 2 8 9"),
+    ],
+)
+def test_each_command_lists_the_exit_codes_it_can_return(name: str, codes: str) -> None:
+    """A session command's help lists exactly the exit codes that command returns."""
+    page = " ".join(run(name, "--help").stdout.split())
+    listed = re.search(r"Exit codes: (.*?)\. With --json", page)
+    assert listed is not None, page
+    assert codes == " ".join(re.findall(r"(?:^|; )(\d)", listed.group(1)))
+
+
+def test_list_and_delete_return_the_codes_they_list(tmp_path: Path) -> None:
+    """delete of an unknown session exits 4; list and delete of a file that is no store exit 8."""
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_text("not a store")
+    assert (4, 8, 8) == (
+        run("delete", "nope", "--store", str(tmp_path / "new.sqlite3")).returncode,
+        run("delete", "nope", "--store", str(bad)).returncode,
+        run("list", "--store", str(bad)).returncode,
+    )
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("chaat", "chat"), ("lst", "list"), ("shwo", "show")])
+def test_a_mistyped_command_gets_the_nearest_suggested(typed: str, meant: str) -> None:
+    """A mistyped command exits 2 and suggests the nearest command, lazy ones included."""
+    result = run(typed)
+    assert 2 == result.returncode
+    assert f"No such command '{typed}'. Did you mean '{meant}'?" in result.stderr
+
+
+def test_an_error_is_red_on_a_terminal_and_plain_when_piped() -> None:
+    """The error prefix is red and bold on a terminal; piped, the same line without escapes."""
+    main, child = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    process = subprocess.Popen(
+        [COMMAND, "chaat"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        close_fds=True,
+        env={**env, "TERM": "xterm-256color"},  # a terminal that shows colour
+    )
+    os.close(child)
+    shown = b""
+    deadline = time.monotonic() + 30
+    try:
+        while b"Did you mean" not in shown and time.monotonic() < deadline:
+            if select.select([main], [], [], 1)[0]:
+                try:
+                    shown += os.read(main, 4096)
+                except OSError:
+                    break
+        assert 2 == process.wait(timeout=30)
+    finally:
+        process.kill()
+        os.close(main)
+    piped = run("chaat").stderr
+    assert b"\x1b[1;31mpreflight-fsm: \x1b[0mNo such command" in shown
+    assert piped.startswith("preflight-fsm: No such command")
+
+
+def test_errors_say_how_a_session_ended_not_its_state_name(tmp_path: Path) -> None:
+    """Answering a finished session says it ended with a decision, never `Done`."""
+    store = str(tmp_path / "s.sqlite3")
+    started = subprocess.run(
+        [COMMAND, "start", "Add OAuth login", "--store", store, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    session = json.loads(started.stdout)["session_id"]
+    run("answer", session, "auth_strategy=1", "--store", store)
+    again = run("answer", session, "auth_strategy=1", "--store", store)
+    assert 6 == again.returncode
+    assert "already ended with a decision" in again.stderr
+    assert [] == [s for s in (*STATES, "Done") if s in again.stderr]

@@ -1,0 +1,151 @@
+"""``preflight-fsm setup`` prints what each agent needs, and what it prints works as pasted.
+
+The printed configurations are started the way an agent starts them: the SDK's own stdio client
+runs the printed command and arguments from another directory with a ``PATH`` that does not hold
+the virtual environment; over HTTP the printed start command serves the printed URL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from mcp_servers import PREFLIGHT_FSM, call, connect_http, free_port
+
+TITLES = ("# Claude Code:", "# Cursor:", "# VS Code:")
+
+
+def setup(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "setup", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    assert 0 == done.returncode, done.stderr
+    return done.stdout
+
+
+def test_every_client_gets_a_configuration_naming_this_executable(tmp_path: Path) -> None:
+    """Claude Code, Cursor and VS Code each get one, with the absolute executable and store."""
+    printed = setup(tmp_path)
+    store = str(tmp_path / ".preflight-fsm" / "sessions.sqlite3")
+    claude = shlex.split(printed.split(TITLES[0])[1].splitlines()[1])
+    cursor = json.loads(setup(tmp_path, "--client", "cursor"))["mcpServers"]["preflight-fsm"]
+    vscode = json.loads(setup(tmp_path, "--client", "vscode"))["servers"]["preflight-fsm"]
+    expected = [PREFLIGHT_FSM, "mcp", "--store", store]
+    assert [True, True, True] == [title in printed for title in TITLES]
+    assert ["claude", "mcp", "add", "preflight-fsm", "--", *expected] == claude
+    assert expected == [cursor["command"], *cursor["args"]]
+    assert ("stdio", expected) == (vscode["type"], [vscode["command"], *vscode["args"]])
+
+
+def test_the_printed_stdio_configuration_serves_an_agent_from_anywhere(tmp_path: Path) -> None:
+    """Started as printed, from another directory and without the venv on PATH, the server
+    answers a tool call and keeps the session in the printed store."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    server = json.loads(setup(project, "--client", "vscode"))["servers"]["preflight-fsm"]
+    parameters = StdioServerParameters(
+        command=server["command"],
+        args=server["args"],
+        cwd=str(elsewhere),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+
+    async def ask() -> dict[str, Any]:
+        async with Client(stdio_client(parameters), read_timeout_seconds=30) as client:
+            return await call(client, "require_clarification", user_intention="Add OAuth login")
+
+    result = anyio.run(ask)
+    assert "needs_clarification" == result["status"]
+    assert (project / ".preflight-fsm" / "sessions.sqlite3").is_file()
+    assert not (elsewhere / ".preflight-fsm").exists()
+
+
+def test_the_printed_http_setup_serves_its_url_and_says_so(tmp_path: Path) -> None:
+    """--transport http prints a start command and each client's URL; the command serves that
+    URL, says so on standard error, and says when it stops."""
+    port = free_port()
+    printed = setup(tmp_path, "--transport", "http", "--port", str(port))
+    start = shlex.split(printed.split("\n")[1])
+    cursor = setup(tmp_path, "--transport", "http", "--port", str(port), "--client", "cursor")
+    url = json.loads(cursor)["mcpServers"]["preflight-fsm"]["url"]
+    errors = tmp_path / "stderr"
+    with errors.open("wb") as sink:
+        process = subprocess.Popen(start, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink)
+    try:
+        deadline = time.monotonic() + 30
+        while "serving" not in errors.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+        async def ask() -> dict[str, Any]:
+            async with connect_http(url) as client:
+                return await call(client, "require_clarification", user_intention="Add OAuth")
+
+        result = anyio.run(ask)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    said = errors.read_text()
+    assert f"http://127.0.0.1:{port}/mcp" == url
+    assert "needs_clarification" == result["status"]
+    assert f"preflight-fsm: serving MCP at {url} (sessions in {tmp_path}" in said
+    assert f"preflight-fsm: stopped serving {url}\n" in said
+    assert 0 == process.returncode
+
+
+def test_a_store_error_names_the_absolute_path(tmp_path: Path) -> None:
+    """A relative store the server cannot use is named by its absolute path."""
+    (tmp_path / "file").write_text("not a directory")
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "mcp", "--store", "file/sessions.sqlite3"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert 8 == done.returncode
+    assert f"'{tmp_path / 'file' / 'sessions.sqlite3'}'" in done.stderr
+
+
+@pytest.mark.parametrize("option", ["--preflights"])
+def test_preflights_tools_are_configured_under_their_name(tmp_path: Path, option: str) -> None:
+    """--preflights configures Preflights' tools, named preflights, with --preflights."""
+    server = json.loads(setup(tmp_path, option, "--client", "cursor"))["mcpServers"]["preflights"]
+    assert "--preflights" in server["args"]
+
+
+def test_an_unknown_client_is_a_usage_error(tmp_path: Path) -> None:
+    """--client names one of the three agents; anything else exits 2 naming them."""
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "setup", "--client", "emacs"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert 2 == done.returncode
+    assert "claude-code, cursor, vscode" in done.stderr
+
+
+def test_setup_runs_as_python_m_too(tmp_path: Path) -> None:
+    """Run as python -m preflight_fsm, the configuration names that interpreter and module."""
+    python = str(Path(PREFLIGHT_FSM).parent / "python")
+    done = subprocess.run(
+        [python, "-m", "preflight_fsm", "setup", "--client", "cursor"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ},
+    )
+    server = json.loads(done.stdout)["mcpServers"]["preflight-fsm"]
+    assert [os.path.abspath(python), "-m", "preflight_fsm", "mcp"] == [
+        server["command"],
+        *server["args"][:3],
+    ]
