@@ -110,4 +110,4 @@ def test_an_http_server_that_fails_to_start_is_a_usage_error(
     port = free_port()
     result = CliRunner().invoke(app, ["mcp", "--transport", "http", "--port", str(port)])
     assert 2 == result.exit_code
-    assert f"could not start on 127.0.0.1:{port}" in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
