@@ -34,10 +34,17 @@ __all__ = [
     "default_registry",
     "load_flow",
     "load_registry",
+    "other_text_question",
 ]
 
 OTHER_SUFFIX = "__other"
 """Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
+
+
+def other_text_question(question: str) -> str:
+    """What the companion asks after "Other (specify)" (C2): ``Please specify (<question>):``."""
+    return f"Please specify ({question}):"
+
 
 Hint = Literal["task", "adr", "unsure"]
 _ID = r"^[a-z][a-z0-9_]*$"
