@@ -104,7 +104,7 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
         return tuple(getattr(m, n) for m, n in names)
 
     kept = bound()
-    results = shortcuts.measure(inner=2, rounds=1)
+    results = shortcuts.measure(inner=2, rounds=1, live=200)
     assert {name: figures for name, (_, figures) in shortcuts.SHORTCUTS.items()} == {
         name: tuple(timed) for name, timed in results.items()
     }
