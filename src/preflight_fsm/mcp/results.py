@@ -171,17 +171,20 @@ def _flat_schema(union: Any) -> dict[str, Any]:
     definitions = schema.pop("$defs", {})
 
     def written_out(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return written_out(definitions[node["$ref"].rsplit("/", 1)[-1]])
-            return {
-                "anyOf" if key == "oneOf" else key: written_out(value)
-                for key, value in node.items()
-                if key != "discriminator"  # its mapping names the $defs written out here
-            }
+        """A schema (a dict of keywords) or a value of one, written out."""
         if isinstance(node, list):
             return [written_out(item) for item in node]
-        return node
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return written_out(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "properties":  # field names, each mapped to a schema: names kept as they are
+                out[key] = {name: written_out(field) for name, field in value.items()}
+            elif key != "discriminator":  # its mapping names the $defs written out here
+                out["anyOf" if key == "oneOf" else key] = written_out(value)
+        return out
 
     return {**written_out(schema), "type": "object"}
 
