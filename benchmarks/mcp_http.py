@@ -106,7 +106,8 @@ async def _phase(clients: list[Any], sessions: int, echo: bool, first: int) -> i
     async def run(index: int, client: Any) -> None:
         nonlocal calls
         for j in range(sessions):
-            calls += await _session(client, first + index * sessions + j, echo)
+            made = await _session(client, first + index * sessions + j, echo)
+            calls += made  # after the await: `calls += await ...` would read calls before it
 
     async with anyio.create_task_group() as group:
         for index, client in enumerate(clients):
