@@ -75,11 +75,12 @@ bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
 
 # The Hypothesis properties (hostile answers, intentions and snapshots, digest-recomputed mutants,
-# Unicode) with FUZZ_EXAMPLES inputs each (20,000 by default: tens of minutes); prints how many
+# Unicode, the LLM ports given input of any shape) with FUZZ_EXAMPLES inputs each (20,000 by default: tens of minutes); prints how many
 # inputs each property tried. A crash is a failing test with its smallest input.
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -p no:cacheprovider -q \
-		--hypothesis-show-statistics tests/test_properties.py tests/test_text.py
+		--hypothesis-show-statistics tests/test_properties.py tests/test_properties_adapters.py \
+		tests/test_text.py
 
 # Preflights 1.1.4's own test suite with its mock routed to preflight-fsm, in a venv of its own
 # (the 1.x mcp SDK its server needs); downloads Preflights' sdist for its tests (docs/preflights.md).

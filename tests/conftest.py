@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,24 @@ def pytest_configure(config: pytest.Config) -> None:
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         package = Path(__file__).resolve().parent.parent / "src" / "preflight_fsm"
         compileall.compile_dir(package, quiet=2)
+
+
+@pytest.fixture(scope="module")
+def llm_provider_server() -> Iterator[object]:
+    """A local Anthropic/OpenAI-speaking server (``llm_server``) for a module's tests."""
+    from llm_server import llm_server
+
+    with llm_server() as server:
+        yield server
+
+
+@pytest.fixture
+def provider_server(llm_provider_server: object) -> object:
+    """The module's provider server, compliant again, its script and exchanges emptied."""
+    from llm_server import LLMServer, Reply
+
+    assert isinstance(llm_provider_server, LLMServer)
+    llm_provider_server.script.clear()
+    llm_provider_server.default = Reply()
+    llm_provider_server.exchanges.clear()
+    return llm_provider_server

@@ -68,9 +68,11 @@ async def connect_stdio(
     *,
     mode: str = "auto",
     elicitation: ElicitationFnT | None = None,
+    extra: tuple[str, ...] = (),
 ) -> AsyncIterator[Client]:
-    """A client connected to a fresh stdio server (``mode``: "auto" = 2026-07-28, "legacy")."""
-    transport = stdio_client(stdio_parameters(store, cwd), errlog=errlog)
+    """A client connected to a fresh stdio server (``mode``: "auto" = 2026-07-28, "legacy"),
+    started with the options ``extra``."""
+    transport = stdio_client(stdio_parameters(store, cwd, *extra), errlog=errlog)
     async with Client(
         transport,
         mode=mode,

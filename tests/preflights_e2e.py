@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ OTHER = "Other (specify)"
 CORE_ANSWERS = {"allowlist_paths": "src/", "acceptance_criteria": "It works as described"}
 PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
 TIMEOUT = 60
+# A developer's own provider settings must not reach a test's pf.
+PROVIDER_VARIABLE = re.compile(r"^(PREFLIGHTS_|ANTHROPIC_|OPENAI_|OPENROUTER_|PREFLIGHT_FSM_LLM)")
 
 
 @dataclass(frozen=True)
@@ -264,10 +267,18 @@ def make_repo(root: Path) -> tuple[Path, Path]:
 
 
 def run_pf(
-    repo: Path, home: Path, *args: str, lines: list[str] | None = None
+    repo: Path,
+    home: Path,
+    *args: str,
+    lines: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``preflight-fsm pf ARGS`` in ``repo``, answers piped one a line; bounded by a timeout."""
-    env = {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
+    """``preflight-fsm pf ARGS`` in ``repo``, answers piped one a line; bounded by a timeout.
+
+    ``env`` adds to the environment (no provider key is inherited: a test sets the ones it uses).
+    """
+    inherited = {k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)}
+    env = {**inherited, "HOME": str(home), "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
         [PREFLIGHT_FSM, "pf", *args],
         cwd=repo,
@@ -278,6 +289,52 @@ def run_pf(
         timeout=TIMEOUT,
         check=False,
     )
+
+
+def pf_in_terminal(
+    repo: Path,
+    home: Path,
+    args: list[str],
+    steps: list[tuple[str, str]],
+    *,
+    env: dict[str, str] | None = None,
+    end: str = "Preflight completed",
+) -> tuple[int, str]:
+    """``preflight-fsm pf ARGS`` in a pseudo-terminal, each answer typed at its prompt, as a user
+    types; its exit code and everything the terminal showed (colours removed)."""
+    main, child = os.openpty()
+    process = subprocess.Popen(
+        [PREFLIGHT_FSM, "pf", *args],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=repo,
+        close_fds=True,
+        env={**os.environ, "HOME": str(home), **(env or {})},
+    )
+    os.close(child)
+    seen = ""
+    shown = ""
+
+    def until(prompt: str) -> None:
+        nonlocal seen, shown
+        while prompt not in seen:
+            ready, _, _ = select.select([main], [], [], 30)
+            assert ready, f"no {prompt!r} within 30 s; the terminal shows:\n{seen}"
+            seen += os.read(main, 4096).decode(errors="replace")
+            seen = re.sub(r"\x1b\[[0-9;]*m", "", seen)  # pf colours its prompts
+        before, seen = seen.split(prompt, 1)
+        shown += before + prompt
+
+    try:
+        for prompt, typed in steps:
+            until(prompt)
+            os.write(main, f"{typed}\r".encode())
+        until(end)
+        return process.wait(timeout=30), shown
+    finally:
+        process.kill()
+        os.close(main)
 
 
 def written_decisions(repo: Path) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from preflight_fsm import ClarificationMachine, DecisionPatch, MockLLMAdapter
+from preflight_fsm import ClarificationMachine, DecisionPatch, MockLLMAdapter, SessionSnapshot
 
 ADAPTER = MockLLMAdapter()
 OTHER = "Other (specify)"
@@ -172,4 +172,54 @@ def test_a_schema_is_read_as_preflights_reads_it() -> None:
     assert (
         ADAPTER.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, lowercase)
         is not None
+    )
+
+
+# -- hostile input: an LLM port never raises (D41) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A dataclass without Preflights' four fields."""
+
+    x: int = 1
+
+
+@dataclass(frozen=True)
+class Nones:
+    """Preflights' four fields, each None."""
+
+    intention: None = None
+    asked_questions: None = None
+    answered_questions: None = None
+    missing_info: None = None
+
+
+@pytest.mark.parametrize(
+    "state", [Foreign(), Nones(), {}, {"foo": 1}, {"answers": [[]]}, "\udcff"], ids=repr
+)
+def test_a_session_state_of_any_shape_is_answered_with_turn_one(state: object) -> None:
+    """Issue 23 items 2-4: garbage is neither a crash nor a finished session."""
+    response = ADAPTER.generate_questions("Improve the feedback form", None, session_state=state)
+    assert (("change_category",), 0.0) == (response.missing_info, response.progress)
+
+
+def test_a_finished_four_field_snapshot_of_this_project_asks_nothing() -> None:
+    """C9: the project's own SessionSnapshot with an empty missing_info is complete."""
+    state = SessionSnapshot(
+        intention="Add OAuth login",
+        asked_questions=("auth_strategy",),
+        answered_questions=("auth_strategy",),
+        missing_info=(),
+    )
+    response = ADAPTER.generate_questions("Add OAuth login", None, session_state=state)
+    assert ((), (), 1.0) == (response.questions, response.missing_info, response.progress)
+
+
+@pytest.mark.parametrize("config", [1, "schema", object()], ids=repr)
+def test_a_heuristics_config_it_cannot_read_gives_no_patch(config: object) -> None:
+    """Issue 23 item 3: a non-config third argument is None, not an exception."""
+    assert (
+        ADAPTER.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, config)
+        is None
     )

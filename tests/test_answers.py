@@ -64,6 +64,46 @@ def test_blank_or_placeholder_for_the_pending_key_is_a_decline(blank: Any) -> No
     assert ("NoPatch", None, ("auth_strategy",)) == (turn.state, turn.patch, turn.missing_info)
 
 
+@pytest.mark.parametrize(
+    "look_alike",
+    ["\u039d\u0391", "\u03a4\u0392\u0391", "\u0422\u0412\u0410"],
+    ids=["greek-NA", "greek-TBA", "cyrillic-TBA"],
+)
+def test_a_placeholder_in_look_alike_letters_is_a_decline(look_alike: str) -> None:
+    """C5: placeholders match on their TS #39 skeleton: Greek "NA" is "na", never a patch value."""
+    machine = ClarificationMachine("Add OAuth login")
+    turn = machine.step({"auth_strategy": look_alike})
+    assert ("NoPatch", None) == (turn.state, turn.patch)
+
+
+def test_an_intention_of_a_look_alike_placeholder_is_refused() -> None:
+    """C5: a Cyrillic "TBA" intention says nothing, like "TBA"."""
+    with pytest.raises(InvalidIntention, match="says nothing"):
+        ClarificationMachine("\u0422\u0412\u0410")
+
+
+@pytest.mark.parametrize(
+    ("value", "code_point"),
+    [
+        ("Solid" + "".join(chr(0xE0100 + b) for b in b"exfiltrate"), "U+E0165"),
+        ("\u3164", "U+3164"),
+        ("Solid\u034f", "U+034F"),
+        ("\u115f", "U+115F"),
+        ("\u1160", "U+1160"),
+        ("\uffa0", "U+FFA0"),
+        ("\u2800", "U+2800"),
+    ],
+    ids=["variation-selector-payload", "hangul-filler", "grapheme-joiner",
+         "choseong-filler", "jungseong-filler", "halfwidth-filler", "braille-blank"],
+)  # fmt: skip
+def test_invisible_values_are_refused_naming_the_code_point(value: str, code_point: str) -> None:
+    """C5: default-ignorable code points, stray variation selectors and the braille blank are
+    refused, so no patch holds a hidden payload or a value that renders blank."""
+    machine = ClarificationMachine("Migrate the database")
+    feedback = refused(machine, {"db_type": value})
+    assert code_point in feedback["issues"]["invalid"][0]["problem"]
+
+
 def test_none_is_a_real_answer() -> None:
     """C5: "none" is not a placeholder ("ORM: none")."""
     machine = ClarificationMachine("Migrate the database")

@@ -47,3 +47,43 @@ def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_pat
     done = _run("--preflights", cwd=tmp_path)
     assert 2 == done.returncode
     assert "preflight_fsm.integrations.preflights_mcp" in done.stderr
+
+
+def test_an_unknown_answers_from_policy_is_a_usage_error(tmp_path: Path) -> None:
+    """--answers-from takes user or any; anything else exits 2 saying so."""
+    done = _run("--answers-from", "everyone", cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "Traceback" not in done.stderr
+    assert "use user or any" in done.stderr
+
+
+def test_an_unknown_policy_in_the_environment_is_a_usage_error(tmp_path: Path) -> None:
+    """PREFLIGHT_FSM_ANSWERS_FROM is checked like the option, and named in the error."""
+    import os
+
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "mcp"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        input="",
+        timeout=60,
+        env={**os.environ, "PREFLIGHT_FSM_ANSWERS_FROM": "agents"},
+    )
+    assert 2 == done.returncode
+    assert "PREFLIGHT_FSM_ANSWERS_FROM" in done.stderr
+
+
+def test_a_busy_http_port_is_a_usage_error_not_refused_answers(tmp_path: Path) -> None:
+    """`mcp --transport http` on a port something listens on exits 2 naming the port, not 3
+    (the exit code of refused answers, which the HTTP server's own startup failure used)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run("--transport", "http", "--port", str(port), cwd=tmp_path)
+    assert 2 == done.returncode
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

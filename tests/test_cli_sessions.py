@@ -800,3 +800,145 @@ def test_list_sorts_by_last_change_and_shows_the_age(cwd: Path) -> None:
     rows = _run(cwd, "list").stdout.splitlines()
     assert [older, "Done"] == rows[1].split()[:2]
     assert "ago" in rows[1]
+
+
+# -- who answered (answered_by) -------------------------------------------------------------------
+
+
+def test_answer_records_each_step_as_typed_at_the_command_line(cwd: Path) -> None:
+    """C9: `answer` steps say answered_by 'cli'; show --json lists each step and who decided."""
+    session_id = _ok("start", "Improve the feedback form")["session_id"]
+    _ok("answer", session_id, "change_category=Database")
+    _ok("answer", session_id, "db_type=MySQL")
+    shown = _ok("show", session_id)
+    assert [
+        {"step": 1, "answered_by": "cli", "answers": {"change_category": "Database"}},
+        {"step": 2, "answered_by": "cli", "answers": {"db_type": "MySQL"}},
+    ] == shown["steps"]
+    assert {"Category": "cli", "Type": "cli"} == shown["decided_by"]
+
+
+def test_show_prints_who_supplied_each_step_and_each_decided_value(cwd: Path) -> None:
+    """`show` (text) has one line per step with its answered_by, then who decided each value."""
+    from preflight_fsm import ClarificationMachine
+
+    machine = ClarificationMachine("Add OAuth login")
+    machine.step({"auth_strategy": "OAuth"}, answered_by="user_form")
+    with SqliteStore(cwd / "sessions.sqlite3") as store:
+        session_id = Sessions(store).create(machine).id
+    done = _invoke("show", session_id, "--store", str(cwd / "sessions.sqlite3"))
+    assert 0 == done.returncode, done.stderr
+    assert (
+        "answered by (who supplied each step)\n"
+        "  step 1  user_form  auth_strategy=OAuth\n"
+        "  decided by  Category: intention, Strategy: user_form\n"
+    ) in done.stdout
+
+
+def test_chat_records_its_steps_as_typed_at_the_command_line(cwd: Path) -> None:
+    """C9: steps answered in `chat --session` say answered_by 'cli'."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _run(cwd, "chat", "--session", session_id, stdin="4\nSQLite\n")
+    assert 0 == done.returncode, done.stderr
+    assert ["cli", "cli"] == [step["answered_by"] for step in _ok("show", session_id)["steps"]]
+
+
+# -- issue 23: secrets, malformed URLs and phantom sessions on Redis --------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:{port}/0?password=topsecret",
+        "unix:///nonexistent/redis.sock?db=0&password=topsecret",
+        "unix://:topsecret@/nonexistent/redis.sock",
+        "redis://:topsecret@[::1/0",
+    ],
+    ids=["query-password", "unix-query-password", "unix-userinfo", "malformed"],
+)
+def test_no_redis_url_shows_its_password_and_each_is_a_store_error(cwd: Path, url: str) -> None:
+    """A password anywhere in a Redis URL (user part, ``password=`` in the query, ``unix://``) is
+    printed as ***; an unreachable or malformed URL exits as a store error, never an internal
+    one."""
+    done = _run(cwd, "list", "--store", url.format(port=free_port()), "--json")
+    assert "topsecret" not in done.stdout + done.stderr
+    assert (EXIT_STORE_UNAVAILABLE, "store_unavailable") == (
+        done.returncode,
+        json.loads(done.stdout)["error"],
+    )
+
+
+def test_a_redis_start_with_a_huge_expiry_leaves_a_session_that_expires(
+    cwd: Path, redis_url: str
+) -> None:
+    """`start --expire-after 1e300` on Redis either stores a session carrying a Redis TTL or
+    fails leaving nothing: never a session Redis keeps forever."""
+    import redis
+
+    flush(redis_url)
+    done = _run(cwd, "start", "Add OAuth login", "--store", redis_url, "--expire-after", "1e300")
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = client.keys("*")
+        ttls = [client.pttl(key) for key in keys]
+    finally:
+        client.close()
+    assert 0 == done.returncode, done.stderr
+    assert 1 == len(keys)
+    assert all(ttl > 0 for ttl in ttls), ttls
+
+
+# -- issue 23: bounded reads, a full standard output, lone surrogates echoed --------------------
+
+
+def test_answers_on_standard_input_beyond_the_limit_are_refused(cwd: Path) -> None:
+    """`answer ID -` reads at most MAX_ANSWERS_BYTES and one byte of standard input and refuses
+    more (exit 2), recording nothing."""
+    from preflight_fsm.cli.sessions import MAX_ANSWERS_BYTES
+
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("answer", session_id, "-", stdin=" " * (MAX_ANSWERS_BYTES + 1))
+    assert EXIT_USAGE == done.returncode
+    assert "larger than 1,048,576 bytes" in done.stderr
+    assert 1 == _ok("show", session_id)["version"]
+
+
+def test_start_with_an_endless_flow_file_is_refused(cwd: Path) -> None:
+    """`start --flow /dev/zero` exits 2 at once instead of reading until memory runs out."""
+    done = _run(cwd, "start", "Add OAuth login", "--flow", "/dev/zero")
+    assert EXIT_USAGE == done.returncode
+    assert "larger than" in done.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_full_standard_output_is_reported_not_an_internal_error(cwd: Path, as_json: bool) -> None:
+    """Writing to /dev/full exits 9 with one line on standard error saying the output could not
+    be written, never `internal error` nor a traceback."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [COMMAND, "start", "Add OAuth login", *(["--json"] if as_json else [])],
+            cwd=cwd,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT,
+        )
+    assert 9 == done.returncode
+    assert done.stderr.startswith("preflight-fsm: cannot write to standard output")
+    assert "internal error" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_lone_surrogate_escape_in_answers_is_refused_without_a_traceback(
+    cwd: Path, as_json: bool
+) -> None:
+    """`--answers '{"db_type": "\\ud800"}'` is refused (exit 3) naming U+D800; the value echoed
+    back is written as its escape, never a traceback."""
+    session_id = _run(cwd, "start", "Migrate the database", "--json").stdout
+    session_id = json.loads(session_id)["session_id"]
+    extra = ["--json"] if as_json else []
+    done = _run(cwd, "answer", session_id, "--answers", '{"db_type": "\\ud800"}', *extra)
+    assert EXIT_INVALID_ANSWERS == done.returncode
+    assert "U+D800" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

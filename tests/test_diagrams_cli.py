@@ -137,11 +137,12 @@ def test_cli_refuses_a_broken_flow_file_in_a_diff(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_an_invalid_snapshot(tmp_path: Path) -> None:
-    """An invalid snapshot exits 1 with InvalidSnapshot's message on stderr, no traceback."""
+    """An invalid snapshot exits 2 (malformed input) with InvalidSnapshot's message on stderr,
+    no traceback."""
     snapshot = tmp_path / "session.json"
     snapshot.write_text('{"intention": "x"}', encoding="utf-8")
     result = runner.invoke(app, ["diagram", "--snapshot", str(snapshot)])
-    _assert_clean_failure(result, 1, "preflight-fsm: invalid snapshot: asked_questions")
+    _assert_clean_failure(result, 2, "invalid snapshot: asked_questions")
 
 
 def test_cli_refuses_an_unreadable_snapshot(tmp_path: Path) -> None:
@@ -177,3 +178,22 @@ def test_cli_diffs_two_registered_versions_of_a_flow(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert 0 == result.exit_code, result.output
     assert '+ option "Passkeys" of auth_strategy (Authentication)\n' in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "invalid snapshot"),
+        ("x" * 300_000, "larger than 262,144 bytes"),
+    ],
+    ids=["not-json", "too-large"],
+)
+def test_a_malformed_snapshot_file_is_a_usage_error(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    """`diagram --snapshot FILE` with a file that is no snapshot exits 2 (a usage error, like any
+    malformed input), reading no more than a snapshot's limit of it."""
+    snapshot = tmp_path / "s.json"
+    snapshot.write_text(content)
+    result = CliRunner().invoke(app, ["diagram", "--snapshot", str(snapshot)])
+    _assert_clean_failure(result, 2, message)

@@ -93,10 +93,10 @@ def test_recorded_steps_are_used_when_the_snapshot_has_them() -> None:
 
 
 def test_one_numbering_scheme_the_turn() -> None:
-    """Taken edges are labelled by turn only; untaken ones carry no label at all."""
+    """Taken edges are labelled by turn (and who answered it); untaken ones carry no label."""
     graph = session_graph(example_session())
     taken = [a for a in graph.arrows if a.taken]
-    assert ["turn 1", "turn 2", "turn 3"] == [a.label[0] for a in taken]
+    assert ["turn 1", "turn 2", "turn 3"] == [a.label[0].split(":")[0] for a in taken]
     assert all(a.label == () for a in graph.arrows if not a.taken)
 
 
@@ -130,14 +130,16 @@ def test_declined_session_shows_the_unresolved_key() -> None:
         t.text for t in no_patch.lines
     ]
     (into,) = [a for a in graph.arrows if a.dest == "NoPatch" and a.taken]
-    assert "turn 1: declined" == into.label[0]
+    assert "turn 1: declined, answered by api" == into.label[0]
 
 
 def test_out_of_budget_is_said_on_the_edge_into_no_patch() -> None:
     """ "Other" owing a text with no turn left: the edge into NoPatch says out of budget."""
     graph = session_graph(run(*SESSIONS["out of budget"]))
     (into,) = [a for a in graph.arrows if a.dest == "NoPatch" and a.taken]
-    assert ("turn 3: out of budget", "auth_strategy = Other (specify)") == into.label
+    assert ("turn 3: out of budget, answered by api", "auth_strategy = Other (specify)") == (
+        into.label
+    )
 
 
 def test_shortcut_is_drawn_at_start_with_its_category() -> None:
@@ -185,7 +187,7 @@ def test_mermaid_path_colours_the_taken_edges() -> None:
     assert 3 == mmd.count("stroke:#1d4ed8,stroke-width:3px,color:#1d4ed8")  # the taken edges
     assert "    linkStyle 0 stroke:#1d4ed8,stroke-width:3px\n" in mmd  # the intention's arrow
     assert "class Done current" in mmd
-    assert "turn 3<br>db_type__other = CockroachDB" in mmd
+    assert "turn 3: answered by cli<br>db_type__other = CockroachDB" in mmd
 
 
 def test_minimal_snapshot_has_no_path_to_draw() -> None:
@@ -207,3 +209,26 @@ def test_tampered_snapshot_is_refused() -> None:
     data["digest"] = None
     with pytest.raises(InvalidSnapshot, match="trace"):
         session_graph(data)
+
+
+def test_each_taken_edge_says_who_supplied_its_turns_answers() -> None:
+    """C9: every edge a step took names that step's answered_by; the start names none."""
+    machine = ClarificationMachine("Improve the settings page")
+    machine.step({"change_category": OTHER}, answered_by="agent")
+    machine.step({"change_category__other": "authentication"}, answered_by="user_form")
+    machine.step({"auth_strategy": "Magic Link"}, answered_by="cli")
+    heads = sorted(a.label[0] for a in session_graph(machine).arrows if a.taken)
+    assert [
+        "turn 1: answered by agent",
+        "turn 2: answered by user_form",
+        "turn 3: answered by cli",
+    ] == heads
+
+
+def test_a_restored_snapshot_draws_who_answered_too() -> None:
+    """The path from a snapshot's JSON shows the answered_by the snapshot carries."""
+    machine = ClarificationMachine("Add OAuth login")
+    machine.step({"auth_strategy": "OAuth"}, answered_by="user_form")
+    graph = session_graph(machine.snapshot().model_dump_json())
+    (into,) = [a for a in graph.arrows if a.dest == "Done" and a.taken]
+    assert "turn 1: answered by user_form" == into.label[0]

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Iterator
+
+import pytest
 
 from preflight_fsm import ClarificationMachine, InvalidAnswers
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import default_flow, flow_from_data
+
+
+@pytest.fixture
+def switch_often() -> Iterator[None]:
+    """Threads switch every microsecond instead of every 5 ms, so that races happen."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_one_engine_serves_every_session_of_a_flow() -> None:
@@ -37,8 +52,12 @@ def test_the_start_event_fires_once_at_the_start() -> None:
     assert [(0, "start")] == [(t.turn, t.trigger) for t in machine.trace]
 
 
-def test_threads_stepping_one_machine_never_lose_an_answer() -> None:
-    """Steps on one machine are serialised: each sees the other's answer or is refused."""
+def test_threads_stepping_one_machine_never_lose_an_answer(switch_often: None) -> None:
+    """Steps on one machine are serialised: each sees the other's answer or is refused.
+
+    Threads switch every microsecond (``switch_often``), so without the machine's lock two
+    steps interleave and both apply: one answer lost, the snapshot forked.
+    """
     for _ in range(200):
         machine = ClarificationMachine("Improve the feedback form")
         results: list[str] = []

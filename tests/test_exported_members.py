@@ -13,6 +13,7 @@ import preflight_fsm
 def test_public_names_are_pinned() -> None:
     """C8: exactly these names are public, in a sorted __all__."""
     assert [
+        "AnsweredBy",
         "ClarificationMachine",
         "DecisionPatch",
         "Divergence",

@@ -219,3 +219,52 @@ def test_the_default_flow_is_the_shipped_flow_file() -> None:
 def test_the_default_flows_fingerprint_is_the_one_0_1_0_sessions_carry() -> None:
     """C10: changing the default flow's content strands stored sessions; register the old one."""
     assert "933558696d03ac0d" == default_flow().fingerprint
+
+
+# -- issue 23: flow files that would break later ---------------------------------------------
+
+
+def test_a_flow_file_beyond_its_limit_is_refused_unread(tmp_path: Path) -> None:
+    """A flow file is read up to MAX_FLOW_FILE_BYTES and one byte: /dev/zero, or a huge file,
+    is refused saying so, never read to its end."""
+    from preflight_fsm.flow import MAX_FLOW_FILE_BYTES
+
+    huge = tmp_path / "huge.toml"
+    huge.write_text("#" * (MAX_FLOW_FILE_BYTES + 1))
+    with pytest.raises(InvalidFlow, match="larger than 1,048,576 bytes"):
+        load_flow(huge)
+    with pytest.raises(InvalidFlow, match="larger than"):
+        load_flow("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"name": "team\nnode [label=evil]"}, "line break"),
+        ({"other_option": "Other\u202e"}, r"U\+202E"),
+        ({"category_question": {"text": "What\ttype?"}}, r"U\+0009"),
+        ({"other_category": {"name": "O" * 201}}, "at most 200 fit in a snapshot"),
+        ({"limits": {"max_answer_chars": 100_001}}, "at most 100,000 characters"),
+        ({"limits": {"max_intention_chars": 100_001}}, "at most 100,000 characters"),
+    ],
+    ids=["newline-in-name", "bidi-in-other-option", "tab-in-text", "name-over-200",
+         "answer-limit-over-snapshot", "intention-limit-over-snapshot"],
+)  # fmt: skip
+def test_a_flow_a_snapshot_or_a_diagram_could_not_hold_is_refused_at_load(
+    data: dict[str, object], problem: str
+) -> None:
+    """Control characters in names, ids and texts (a newline would inject into DOT output), texts
+    longer than a snapshot holds, and limits above its values fail when the flow is loaded."""
+    with pytest.raises(InvalidFlow, match=problem):
+        flow_from_data(data)
+
+
+def test_a_category_name_over_200_characters_is_refused_at_load(tmp_path: Path) -> None:
+    """A category named with 201 characters fails at load, not when its first session is saved."""
+    flow = tmp_path / "long.toml"
+    flow.write_text(
+        f'[[categories]]\nname = "{"C" * 201}"\nhint = "task"\n'
+        'question = { id = "q", text = "Which?", options = ["A"], field = "F" }\n'
+    )
+    with pytest.raises(InvalidFlow, match="201 characters long"):
+        load_flow(flow)

@@ -26,7 +26,7 @@ SCHEMA = ClarificationOutcome.model_json_schema()
 def _turns() -> dict[str, Any]:
     asking = ClarificationMachine("Add OAuth login")
     done = ClarificationMachine("Add OAuth login")
-    done.step({"auth_strategy": "OAuth"})
+    done.step({"auth_strategy": "OAuth"}, answered_by="user_form")
     stopped = ClarificationMachine("Add OAuth login")
     stopped.step({"auth_strategy": ""})
     try:
@@ -35,7 +35,7 @@ def _turns() -> dict[str, Any]:
         refused = failure_of(error, "s1")
     return {
         "needs_clarification": outcome_of("s1", asking.turn),
-        "completed": outcome_of("s1", done.turn),
+        "completed": outcome_of("s1", done.turn, done.decided_by),
         "stopped": outcome_of("s1", stopped.turn),
         "error": refused,
         "error without feedback": failure_of(SessionExpired("s1", 60)),
@@ -87,3 +87,21 @@ def test_a_session_view_validates_against_get_sessions_schema() -> None:
     data = tool_result(session_view(state, machine.trace)).structured_content
     jsonschema.validate(data, SessionOutcome.model_json_schema())
     assert ["start"] == [t["trigger"] for t in data["trace"]]
+
+
+def test_a_finished_session_view_says_who_supplied_each_step_and_transition() -> None:
+    """get_session: each step and each of its transitions carry answered_by; the start none."""
+    sessions = Sessions(MemoryStore())
+    started = sessions.start("Add OAuth login")
+    state = sessions.answer(started.id, {"auth_strategy": "OAuth"}, answered_by="agent")
+    machine, _ = sessions.load(state.id)
+    data = tool_result(session_view(state, machine.trace)).structured_content
+    jsonschema.validate(data, SessionOutcome.model_json_schema())
+    assert [{"step": 1, "answered_by": "agent", "answers": {"auth_strategy": "OAuth"}}] == (
+        data["steps"]
+    )
+    assert [None, "agent"] == [t.get("answered_by") for t in data["trace"]]
+    assert [
+        {"name": "Category", "answered_by": "intention"},
+        {"name": "Strategy", "answered_by": "agent"},
+    ] == data["decided_by"]

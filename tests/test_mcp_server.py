@@ -96,6 +96,10 @@ def test_a_keyword_intention_asks_its_field_then_completes(connect: Connect) -> 
         "status": "completed",
         "session_id": first["session_id"],
         "patch": {"category": "Authentication", "fields": [{"name": "Strategy", "value": "OAuth"}]},
+        "decided_by": [
+            {"name": "Category", "answered_by": "intention"},
+            {"name": "Strategy", "answered_by": "agent"},
+        ],
         "decision_hint": "adr",
         "progress": 1.0,
         "turn": 1,

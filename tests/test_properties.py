@@ -23,6 +23,7 @@ from preflight_fsm import (
     default_flow,
 )
 from preflight_fsm import snapshot as snapshot_module
+from preflight_fsm.answered_by import ANSWERED_BY
 from preflight_fsm.flow import OTHER_SUFFIX
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot import fast as snapshot_fast
@@ -97,9 +98,9 @@ def advanced(intention: str, steps: list[dict[str, Any]]) -> ClarificationMachin
         machine = ClarificationMachine(intention)
     except InvalidIntention:
         return None
-    for answers in steps:
+    for i, answers in enumerate(steps):
         try:
-            machine.step(answers)
+            machine.step(answers, answered_by=ANSWERED_BY[i % len(ANSWERED_BY)])
         except (InvalidAnswers, SessionFinished):
             break
     return machine
@@ -199,7 +200,7 @@ json_values = st.recursive(
 SNAPSHOT_KEYS = [
     "intention", "asked_questions", "answered_questions", "missing_info", "schema_version",
     "flow", "flow_fingerprint", "state", "category", "other_for", "answers", "turn", "trace",
-    "digest",
+    "answered_by", "digest",
 ]  # fmt: skip
 snapshot_like = st.dictionaries(
     st.sampled_from(SNAPSHOT_KEYS),
@@ -254,6 +255,7 @@ edits = st.tuples(
             st.dictionaries(st.sampled_from(KNOWN_IDS), st.sampled_from([*OPTIONS, OTHER, "x"])),
             max_size=3,
         ),
+        st.lists(st.sampled_from([*ANSWERED_BY, "person", None]), max_size=4),
     ),
 )
 
@@ -346,6 +348,9 @@ type_edits: st.SearchStrategy[tuple[str, Any]] = st.sampled_from(
         ("category", None),
         ("steps", []),
         ("steps", [{}]),
+        ("answered_by", []),
+        ("answered_by", ["user_form"]),
+        ("answered_by", ["user_form", "user_form", "user_form"]),
     ]
 )
 

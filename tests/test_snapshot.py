@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import zlib
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from journeys import JOURNEYS
 from preflight_fsm import (
     ClarificationMachine,
     FlowRegistry,
+    InvalidFlow,
     InvalidSeal,
     InvalidSnapshot,
     SealKeys,
@@ -146,7 +146,7 @@ def test_a_trace_the_inputs_do_not_take_is_refused() -> None:
     assert "trace" == info.value.field
 
 
-@pytest.mark.parametrize("version", [0, 3, "1", None])
+@pytest.mark.parametrize("version", [0, 4, "1", None])
 def test_unknown_schema_versions_are_refused(version: Any) -> None:
     """C9: a schema_version this release cannot read or migrate raises SnapshotVersionError."""
     data = tampered(as_dict(in_need_other()), schema_version=version)
@@ -164,21 +164,21 @@ def test_a_missing_schema_version_means_the_current_one() -> None:
 
 
 @pytest.fixture
-def version_two(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pretend the format moved to version 3, which renamed ``other_for`` to ``awaiting``."""
+def version_four(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend the format moved to version 4, which renamed ``other_for`` to ``awaiting``."""
 
     def upgrade(data: dict[str, Any], flows: object) -> dict[str, Any]:
         data["awaiting"] = data.pop("other_for", None)
         return data
 
-    monkeypatch.setattr(snapshot_versions, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(snapshot_versions.MIGRATIONS, 2, upgrade)
-    monkeypatch.setitem(snapshot_versions.SIGNED_CONTENT, 2, snapshot_model.canonical)
+    monkeypatch.setattr(snapshot_versions, "SCHEMA_VERSION", 4)
+    monkeypatch.setitem(snapshot_versions.MIGRATIONS, 3, upgrade)
+    monkeypatch.setitem(snapshot_versions.SIGNED_CONTENT, 3, snapshot_model.canonical)
 
 
-def test_migrations_run_in_order_before_validation(version_two: None) -> None:
+def test_migrations_run_in_order_before_validation(version_four: None) -> None:
     """C9: older versions go through the MIGRATIONS registry before validation."""
-    data = tampered(as_dict(in_need_other()), schema_version=2)
+    data = tampered(as_dict(in_need_other()), schema_version=3)
     with pytest.raises(InvalidSnapshot) as info:
         snapshot_module.parse_snapshot(data)
     # The migrated dict reached validation: the current model knows no `awaiting` key.
@@ -195,8 +195,8 @@ def test_a_snapshot_of_another_flow_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000],
-    ids=["text", "array", "bad-bytes", "deep", "huge"],
+    ["not json", "[1, 2]", b"\xff\xfe", "{" * 5000, "x" * 300_000, "\udcff", '{"a": "\udcff"}'],
+    ids=["text", "array", "bad-bytes", "deep", "huge", "lone-surrogate", "surrogate-in-object"],
 )
 def test_malformed_json_is_an_invalid_snapshot(raw: str | bytes) -> None:
     """C9: pydantic's and json's own errors never leak out of from_snapshot."""
@@ -568,7 +568,7 @@ def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
     machine = ClarificationMachine(f"Refactor {text}")
     machine.step({"change_category": "Database", "db_orm": text[:40]})
     snapshot = machine.snapshot()
-    inputs = {"flow_fingerprint", "intention", "schema_version", "steps"}
+    inputs = {"answered_by", "flow_fingerprint", "intention", "schema_version", "steps"}
     content = snapshot.model_dump(mode="json", include=inputs)
     expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert expected.encode() == snapshot_module.canonical_content(snapshot)
@@ -718,26 +718,12 @@ def test_what_the_full_path_refuses_the_fast_path_refuses(
     assert field == info.value.field
 
 
-def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
-    """A flow may name a question with more characters than a snapshot holds (200): its session
-    cannot be snapshotted, and a snapshot written for it by hand restores on neither path."""
-    flow = flow_from_data({"category_question": {"id": "c" * 201}})
-    registry = FlowRegistry(flow)
-    session = ClarificationMachine("Improve the feedback form", flow)._session
-    content = snapshot_write.derived_fields(session)
-    content.update(
-        intention=session.intention,
-        schema_version=snapshot_module.SCHEMA_VERSION,
-        flow_fingerprint=flow.fingerprint,
-        steps=session.steps,
-    )
-    content["digest"] = hashlib.sha256(snapshot_model.canonical(content)).hexdigest()
-    content["seal"] = None
-    text = json.dumps(content)
-    assert snapshot_fast.restored_json(text, registry, False, None) is None
-    with pytest.raises(InvalidSnapshot) as info:
-        ClarificationMachine.from_snapshot(text, registry)
-    assert "asked_questions.0" == info.value.field
+def test_ids_longer_than_a_snapshot_holds_are_refused_when_the_flow_loads() -> None:
+    """A flow may not name a question with more characters than a snapshot holds (200): such a
+    session could never be snapshotted, so the flow is refused when it loads (issue 23 item 11)."""
+    with pytest.raises(InvalidFlow) as info:
+        flow_from_data({"category_question": {"id": "c" * 201}})
+    assert "200" in str(info.value)
 
 
 def test_every_trace_step_the_table_writes_fits_a_snapshot() -> None:

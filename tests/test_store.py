@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -498,9 +500,9 @@ def test_writing_to_a_store_removed_or_replaced_under_it_is_refused(
         if change == "removed":
             shutil.rmtree(directory)
         else:
-            (directory / "sessions.sqlite3").rename(directory / "old.sqlite3")
-            with SqliteStore(directory / "sessions.sqlite3"):
+            with SqliteStore(tmp_path / "other.sqlite3"):
                 pass
+            (tmp_path / "other.sqlite3").replace(directory / "sessions.sqlite3")
         with pytest.raises(StoreUnavailable, match="removed or replaced"):
             store.put("s1", "y", expected_version=1)
 
@@ -573,3 +575,65 @@ def test_put_with_a_flow_moves_the_session_to_it(store: SessionStore) -> None:
     moved = store.put("a", "z", 2, flow="f2")
     assert ("f2", "f2") == (moved.flow, store.get("a").flow)
     assert ["a"] == [e.id for e in store.entries(flow="f2") if not isinstance(e, Exception)]
+
+
+# -- issue 23: a deleted store's -wal, a copy without its -wal --------------------------------
+
+
+def _abandon(path: Path) -> None:
+    """Leave ``path``'s steps in its -wal, as a process killed while writing does (no close)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys\n"
+            "from preflight_fsm.store import SqliteStore\n"
+            "store = SqliteStore(sys.argv[1])\n"
+            "for i in range(30): store.create(f's{i}', 'x')\n"
+            "os._exit(0)\n",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert 0 == done.returncode, done.stderr
+    assert 0 < path.with_name(path.name + "-wal").stat().st_size
+
+
+def test_a_deleted_store_whose_wal_remains_is_not_brought_back(tmp_path: Path) -> None:
+    """Deleting sessions.sqlite3 while its -wal remains: the next store there is refused, naming
+    the -wal, instead of replaying the deleted sessions into a new file."""
+    path = tmp_path / "sessions.sqlite3"
+    _abandon(path)
+    path.unlink()
+    with pytest.raises(StoreUnavailable, match=r"was deleted, but its write-ahead log"):
+        SqliteStore(path)
+    assert not path.exists()
+
+
+def test_a_copy_made_without_its_wal_is_refused_not_read_as_empty(tmp_path: Path) -> None:
+    """A store copied while in use, without its -wal, is refused saying so; with its -wal beside
+    it, the copy holds every session."""
+    path = tmp_path / "sessions.sqlite3"
+    _abandon(path)
+    (tmp_path / "copy").mkdir()
+    shutil.copy(path, tmp_path / "copy" / "sessions.sqlite3")
+    with pytest.raises(StoreUnavailable, match=r"copy of a store that was in use"):
+        SqliteStore(tmp_path / "copy" / "sessions.sqlite3")
+    shutil.copy(tmp_path / "sessions.sqlite3-wal", tmp_path / "copy" / "sessions.sqlite3-wal")
+    with SqliteStore(tmp_path / "copy" / "sessions.sqlite3") as copy:
+        assert 30 == len(copy.list())
+
+
+def test_a_store_closed_cleanly_copies_as_a_single_file(tmp_path: Path) -> None:
+    """After the last process closes the store, the file alone holds every session: its copy
+    opens and lists them all."""
+    path = tmp_path / "sessions.sqlite3"
+    with SqliteStore(path) as store:
+        for i in range(5):
+            store.create(f"s{i}", "x")
+    (tmp_path / "copy").mkdir()
+    shutil.copy(path, tmp_path / "copy" / "sessions.sqlite3")
+    with SqliteStore(tmp_path / "copy" / "sessions.sqlite3") as copy:
+        assert 5 == len(copy.list())

@@ -22,6 +22,7 @@ from preflight_fsm import _text_data, text
 from preflight_fsm.text import (
     UNICODE_VERSION,
     Lookalike,
+    confusable_keys,
     describe_refused,
     lookalike,
     match_key,
@@ -110,6 +111,16 @@ def test_normalise_unifies_newlines_then_composes_to_nfc(raw: str, expected: str
         (WOMAN + ZWJ, ("U+200D",)),
         (WOMAN + ZWJ + "x", ("U+200D",)),
         ("\u202e\u200b\u202e", ("U+200B", "U+202E")),
+        ("Solid" + "".join(chr(0xE0100 + b) for b in b"hi"), ("U+E0168", "U+E0169")),
+        ("a" + VS16, ("U+FE0F",)),
+        (HEART + VS16 + VS16, ("U+FE0F",)),
+        ("\u845b\U000e0100", ("U+E0100",)),
+        ("\u3164", ("U+3164",)),
+        ("x\u034fy", ("U+034F",)),
+        ("\u115f\u1160", ("U+115F", "U+1160")),
+        ("\uffa0", ("U+FFA0",)),
+        ("\u2800", ("U+2800",)),
+        ("\u17b4", ("U+17B4",)),
     ],
     ids=["nul", "escape", "delete", "c1-next-line", "lone-surrogate", "surrogateescape-byte",
          "private-use", "private-use-plane-15", "unassigned", "assigned-after-14.0",
@@ -117,7 +128,10 @@ def test_normalise_unifies_newlines_then_composes_to_nfc(raw: str, expected: str
          "bidi-override", "bidi-embedding", "bidi-isolates", "bidi-marks", "zero-width-space",
          "zero-width-non-joiner", "word-joiner", "byte-order-mark", "soft-hyphen",
          "tag-characters", "zwj-between-letters", "zwj-leading", "zwj-trailing",
-         "zwj-emoji-then-letter", "sorted-unique"],
+         "zwj-emoji-then-letter", "sorted-unique", "variation-selector-payload",
+         "vs16-after-a-letter", "second-selector", "ideographic-variation-sequence",
+         "hangul-filler", "grapheme-joiner", "hangul-jamo-fillers", "halfwidth-hangul-filler",
+         "braille-blank", "khmer-inherent-vowel"],
 )  # fmt: skip
 def test_refused_names_each_refused_code_point(raw: str, expected: tuple[str, ...]) -> None:
     """C5: control, surrogate, private-use, unassigned, noncharacter and Cf code points, named."""
@@ -139,10 +153,16 @@ def test_refused_names_each_refused_code_point(raw: str, expected: tuple[str, ..
         PERSON + MEDIUM_SKIN + ZWJ + LAPTOP,
         HEART + VS16 + ZWJ + FIRE,
         RUNNER + ZWJ + MALE_SIGN + VS16,
+        "#" + VS16 + "\u20e3",
+        HEART + "\ufe0e",
+        "\u2229\ufe00",
+        "\u8c48\ufe00",
+        "\u1820\u180b",
     ],
     ids=["tab-newline", "accented-latin", "cyrillic", "japanese", "arabic", "emoji-vs16",
          "zwj-technologist", "zwj-family", "zwj-rainbow-flag", "zwj-skin-tone",
-         "zwj-heart-on-fire", "zwj-man-running"],
+         "zwj-heart-on-fire", "zwj-man-running", "keycap", "emoji-text-style",
+         "standardized-math-variant", "cjk-compatibility-variant", "mongolian-free-variant"],
 )  # fmt: skip
 def test_refused_accepts_text_and_emoji_sequences(raw: str) -> None:
     """C5: ordinary text in any script, emoji and ZWJ inside emoji sequences are not refused."""
@@ -298,6 +318,51 @@ def test_lookalike_without_options_names_no_option() -> None:
     assert None is found.resembles
 
 
+@pytest.mark.parametrize(
+    ("raw", "placeholder"),
+    [("\u039d\u0391", "na"), ("\u03a4\u0392\u0391", "tba"), ("\u0422\u0412\u0410", "tba"),
+     ("TBD", "tbd")],
+    ids=["greek-na", "greek-tba", "cyrillic-tba", "latin-tbd"],
+)  # fmt: skip
+def test_confusable_keys_of_a_look_alike_hold_the_placeholders_key(
+    raw: str, placeholder: str
+) -> None:
+    """C5: a placeholder typed in another script's look-alike letters shares its skeleton key."""
+    assert placeholder in confusable_keys(raw)
+
+
+def test_prototypes_are_never_seen_half_built_by_another_thread() -> None:
+    """The look-alike table, built on first use, is whole for every thread that reads it.
+
+    A fresh interpreter (the table unbuilt) with a tiny switch interval, so that threads
+    interleave while the first of them builds it; repeated on a reloaded module.
+    """
+    code = (
+        "import importlib, sys, threading\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "import preflight_fsm.text as text\n"
+        "probe = '\\u0422\\u0412\\u0410'\n"
+        "expected = text.skeleton(probe)\n"
+        "wrong = 0\n"
+        "for _ in range(30):\n"
+        "    text = importlib.reload(text)\n"
+        "    gate = threading.Barrier(8)\n"
+        "    seen = []\n"
+        "    def run():\n"
+        "        gate.wait()\n"
+        "        seen.append(text.skeleton(probe))\n"
+        "    threads = [threading.Thread(target=run) for _ in range(8)]\n"
+        "    for t in threads: t.start()\n"
+        "    for t in threads: t.join()\n"
+        "    wrong += sum(s != expected for s in seen)\n"
+        "print(wrong)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "0" == done.stdout.strip()
+
+
 def test_skeleton_maps_confusables_to_their_prototype() -> None:
     """TS #39: the skeleton of a Cyrillic-O OAuth is the Latin one's."""
     assert skeleton("OAuth") == skeleton(CYRILLIC_O + "Auth")
@@ -357,7 +422,8 @@ def test_module_examples_run() -> None:
 
 SPECIAL = [ZWJ, VS16, WOMAN, LAPTOP, MEDIUM_SKIN, "\u202e", "\u200b", "\ud800", "\ue000",
            "\ufdd0", "\U000e0041", "\u00ad", CYRILLIC_O, "\r", "\n", "\u0301",
-           "\uff54"]  # fmt: skip
+           "\uff54", "\ufe0e", "\U000e0100", "\u3164", "\u2800", "\u2229", "\ufe00",
+           "\u034f"]  # fmt: skip
 # Any code point at all; assigned ones without Cc/Cf/Cs/Co/Cn, so that much generated text is
 # accepted; and the characters the rules single out (ZWJ beside emoji, surrogates, bidi...);
 # or emoji, ZWJ and VS16 strung together, and emoji joined by ZWJ, so that accepted ZWJs are
@@ -393,14 +459,32 @@ def _joins_emoji(value: str, i: int) -> bool:
     return bool(before and after and _EMOJI_BEFORE.match(before) and _EMOJI_AFTER.match(after))
 
 
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+_SELECTOR = regex.compile(r"\p{Variation_Selector}")
+
+
 def _is_refusable(c: str) -> bool:
+    """The oracle of the context-free rules; selectors and ZWJ are judged in context."""
     cp = ord(c)
     return (
         unicodedata.category(c) in ("Cs", "Co", "Cn", "Cf")
         or (unicodedata.category(c) == "Cc" and c not in "\t\n")
+        or (_IGNORABLE.match(c) is not None and _SELECTOR.match(c) is None)
+        or c == "\u2800"
         or 0xFDD0 <= cp <= 0xFDEF
         or (cp & 0xFFFE) == 0xFFFE
     )
+
+
+_SEQUENCES = {
+    "".join(chr(int(code, 16)) for code in line.split())
+    for line in _text_data.VARIATION_SEQUENCES.split("\n")
+    if line
+}
+
+
+def _ends_a_sequence(value: str, i: int) -> bool:
+    return i >= 1 and value[i - 1 : i + 1] in _SEQUENCES
 
 
 @given(ANY_TEXT)
@@ -427,6 +511,8 @@ def test_accepted_text_holds_nothing_refusable(raw: str) -> None:
     for i, c in enumerate(value):
         if c == ZWJ:
             assert _joins_emoji(value, i), value
+        elif _SELECTOR.match(c) is not None:
+            assert _ends_a_sequence(value, i), f"U+{ord(c):04X}"
         else:
             assert not _is_refusable(c), f"U+{ord(c):04X}"
 
@@ -441,7 +527,9 @@ def test_refused_is_exactly_unicode_14s_refusable_code_points(raw: str) -> None:
     expected = {
         f"U+{ord(c):04X}"
         for i, c in enumerate(value)
-        if (c == ZWJ and not _joins_emoji(value, i)) or (c != ZWJ and _is_refusable(c))
+        if (c == ZWJ and not _joins_emoji(value, i))
+        or (_SELECTOR.match(c) is not None and not _ends_a_sequence(value, i))
+        or (c != ZWJ and _SELECTOR.match(c) is None and _is_refusable(c))
     }
     assert sorted(expected, key=lambda n: int(n[2:], 16)) == list(refused(value))
 

@@ -3,13 +3,16 @@
 Run under Python 3.11, whose ``unicodedata`` is the Unicode 14.0.0 database that decides which
 code points are assigned and refused (D140)::
 
-    python tools/generate_text_data.py PropertyValueAliases.txt confusables.txt
+    python tools/generate_text_data.py PropertyValueAliases.txt confusables.txt \
+        StandardizedVariants.txt emoji-variation-sequences.txt
 
 ``PropertyValueAliases.txt`` (any version from 14.0 on; Debian's ``unicode-data`` package ships
-it under ``/usr/share/unicode/``) names the scripts; ``confusables.txt`` is Unicode TS #39's
+it under ``/usr/share/unicode/``, the emoji file under ``emoji/``) names the scripts;
+``confusables.txt`` is Unicode TS #39's
 (``https://www.unicode.org/Public/security/17.0.0/confusables.txt``), whose prototypes build the
-look-alike skeletons (D143). ``tests/test_text.py`` re-derives the refused code points from the
-running ``unicodedata`` and fails when the file drifts.
+look-alike skeletons (D143); the two variation-sequence files list where a variation selector is
+sanctioned (C5), kept for bases assigned in 14.0. ``tests/test_text.py`` re-derives the refused
+code points from the running ``unicodedata`` and ``regex`` and fails when the file drifts.
 """
 
 from __future__ import annotations
@@ -20,24 +23,40 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+import regex
+
 UNICODE_VERSION = "14.0.0"
 OUT = Path(__file__).resolve().parent.parent / "src" / "preflight_fsm" / "_text_data.py"
 ZWJ = 0x200D
+BRAILLE_BLANK = 0x2800
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+_VARIATION_SELECTOR = regex.compile(r"\p{Variation_Selector}")
+
+
+def is_variation_selector(cp: int) -> bool:
+    """Unicode's Variation_Selector property (PropList): sanctioned only in listed sequences."""
+    return _VARIATION_SELECTOR.match(chr(cp)) is not None
 
 
 def is_refused(cp: int) -> bool:
-    """C5: controls but tab and newline, surrogates, private use, unassigned, noncharacters, Cf.
+    """C5: controls but tab and newline, surrogates, private use, unassigned, noncharacters, Cf,
+    Default_Ignorable_Code_Point, and the braille blank.
 
-    U+200D is left out: whether it is refused depends on its neighbours (emoji, D141).
+    U+200D and the variation selectors are left out: whether they are refused depends on their
+    neighbours (emoji, D141; a listed variation sequence).
     """
-    category = unicodedata.category(chr(cp))
+    char = chr(cp)
+    category = unicodedata.category(char)
     if category == "Cc":
         return cp not in (0x09, 0x0A)
     if category in ("Cs", "Co", "Cn"):
         return True
-    if category == "Cf":
-        return cp != ZWJ
-    return 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE
+    if cp == ZWJ or is_variation_selector(cp):
+        return False
+    if category == "Cf" or _IGNORABLE.match(char) is not None:
+        return True
+    # The braille blank renders as a space without being white space, nor default-ignorable.
+    return cp == BRAILLE_BLANK or 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE
 
 
 def ranges(predicate: Callable[[int], bool], stop: int = 0x110000) -> list[tuple[int, int]]:
@@ -83,9 +102,25 @@ def confusables(text: str) -> tuple[str, list[str]]:
     return version.group(1), rows
 
 
-def render(aliases: str, confusables_text: str) -> str:
+def variation_sequences(*texts: str) -> list[str]:
+    """["BASE VS", ...] of the sequences listed in StandardizedVariants.txt and
+    emoji-variation-sequences.txt whose base is assigned (and not refused) in 14.0."""
+    pairs = set()
+    for text in texts:
+        for line in text.splitlines():
+            codes = line.split("#", 1)[0].split(";", 1)[0].split()
+            if len(codes) != 2:
+                continue
+            base, selector = (int(c, 16) for c in codes)
+            if not is_refused(base) and is_variation_selector(selector):
+                pairs.add((base, selector))
+    return [f"{base:04X} {selector:04X}" for base, selector in sorted(pairs)]
+
+
+def render(aliases: str, confusables_text: str, *variation_texts: str) -> str:
     """The whole generated module."""
     runs = ranges(is_refused)
+    sequence_lines = "\n".join(variation_sequences(*variation_texts))
     names = script_names(aliases)
     version, rows = confusables(confusables_text)
     cells = [f"(0x{a:04X}, 0x{b:04X})," for a, b in runs]
@@ -104,8 +139,9 @@ confusables.txt {version}. Unicode data files: Copyright (c) Unicode, Inc.; Unic
 UNICODE_VERSION = "{UNICODE_VERSION}"
 CONFUSABLES_VERSION = "{version}"
 
-# The refused code points (C5, D140) as sorted, inclusive (first, last) runs. U+200D is not
-# among them: it is refused unless it joins emoji (D141).
+# The refused code points (C5, D140) as sorted, inclusive (first, last) runs. U+200D and the
+# variation selectors are not among them: U+200D is refused unless it joins emoji (D141), a
+# variation selector unless it ends one of VARIATION_SEQUENCES.
 REFUSED_RUNS = (
 {run_lines}
 )
@@ -114,6 +150,12 @@ REFUSED_RUNS = (
 SCRIPT_NAMES = {{
 {name_lines}
 }}
+
+# The sanctioned variation sequences (C5): "BASE SELECTOR" in hex, one a line, from
+# StandardizedVariants.txt and emoji-variation-sequences.txt.
+VARIATION_SEQUENCES = """
+{sequence_lines}
+"""
 
 # TS #39 prototypes (D143): "SOURCE PROTOTYPE..." in hex, one a line, parsed on first use.
 CONFUSABLES = """
@@ -130,11 +172,15 @@ def main(argv: list[str]) -> None:
             f"run this under Python 3.11 (Unicode {UNICODE_VERSION}); "
             f"this one has Unicode {unicodedata.unidata_version}"
         )
-    if len(argv) != 2:
-        raise SystemExit("usage: generate_text_data.py PropertyValueAliases.txt confusables.txt")
+    if len(argv) != 4:
+        raise SystemExit(
+            "usage: generate_text_data.py PropertyValueAliases.txt confusables.txt "
+            "StandardizedVariants.txt emoji-variation-sequences.txt"
+        )
     aliases = Path(argv[0]).read_text(encoding="utf-8")
     confusables_text = Path(argv[1]).read_text(encoding="utf-8-sig")
-    OUT.write_text(render(aliases, confusables_text), encoding="utf-8")
+    variations = [Path(a).read_text(encoding="utf-8-sig") for a in argv[2:]]
+    OUT.write_text(render(aliases, confusables_text, *variations), encoding="utf-8")
     print(f"wrote {OUT}")
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the one list of public names (`X as X`: re-exported), read below
     from preflight_fsm.adapter import MockLLMAdapter as MockLLMAdapter
+    from preflight_fsm.answered_by import AnsweredBy as AnsweredBy
     from preflight_fsm.errors import InvalidAnswers as InvalidAnswers
     from preflight_fsm.errors import InvalidFlow as InvalidFlow
     from preflight_fsm.errors import InvalidIntention as InvalidIntention

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -10,10 +9,10 @@ from typing import Any
 from preflight_fsm.contract import within_schema
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidIntention, InvalidSnapshot, PreflightFsmError
-from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm.flow import Flow, FlowRegistry, default_flow
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
-from preflight_fsm.snapshot import SessionSnapshot
+from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot
 from preflight_fsm.states import ASKING_CATEGORY
 from preflight_fsm.turn import LLMResponse
 
@@ -54,14 +53,14 @@ class MockLLMAdapter:
         """
         if session_state is not None:
             data = _snapshot_data(session_state)
-            if isinstance(data, dict) and "state" not in data and not data.get("missing_info"):
-                # C9: a minimal snapshot with nothing missing is complete: nothing more to ask.
-                return LLMResponse(
-                    questions=(), missing_info=(), decision_hint="unsure", progress=1.0
-                )
             try:
                 return ClarificationMachine.from_snapshot(data, self._flow).turn.to_llm_response()
             except InvalidSnapshot as exc:
+                if _complete(data, self._flow):
+                    # C9: a four-field snapshot with nothing missing is complete: nothing to ask.
+                    return LLMResponse(
+                        questions=(), missing_info=(), decision_hint="unsure", progress=1.0
+                    )
                 _log.warning("session_state refused, answering turn 1 instead: %s", exc)
         try:
             return ClarificationMachine(intention, self._flow).turn.to_llm_response()
@@ -94,21 +93,38 @@ class MockLLMAdapter:
         except (PreflightFsmError, TypeError, ValueError):
             return None
         patch = turn.patch
-        if patch is None:
+        if patch is None or heuristics_config is None:
+            return patch
+        try:
+            within = within_schema(patch, heuristics_config)
+        except (AttributeError, LookupError, TypeError, ValueError) as exc:
+            # Not a schema this adapter can read: no patch is known to be within it.
+            _log.warning("heuristics_config unreadable (%s), no patch returned", exc)
             return None
-        if heuristics_config is not None and not within_schema(patch, heuristics_config):
-            return None
-        return patch
+        return patch if within else None
+
+
+_FOUR_FIELDS = ("intention", "asked_questions", "answered_questions", "missing_info")
 
 
 def _snapshot_data(state: Any) -> SessionSnapshot | str | bytes | dict[str, Any]:
+    """``state`` as from_snapshot takes it: an object with Preflights' four attributes becomes
+    their dict (a value of the wrong type stays as it is, for validation to refuse by name)."""
     if isinstance(state, SessionSnapshot | str | bytes | dict):
         return state
-    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+    if all(hasattr(state, name) for name in _FOUR_FIELDS):
         return {
-            "intention": state.intention,  # type: ignore[attr-defined]
-            "asked_questions": list(state.asked_questions),  # type: ignore[attr-defined]
-            "answered_questions": list(state.answered_questions),  # type: ignore[attr-defined]
-            "missing_info": list(state.missing_info),  # type: ignore[attr-defined]
+            name: list(value) if isinstance(value, list | tuple) else value
+            for name in _FOUR_FIELDS
+            for value in (getattr(state, name),)
         }
-    return state  # type: ignore[no-any-return]
+    return state  # type: ignore[no-any-return]  # refused by from_snapshot, naming the type
+
+
+def _complete(data: SessionSnapshot | str | bytes | dict[str, Any], flow: Flow) -> bool:
+    """True for a valid four-field snapshot with nothing missing: a finished session (C9)."""
+    try:
+        snapshot = parse_snapshot(data, FlowRegistry(flow))
+    except InvalidSnapshot:
+        return False
+    return snapshot.is_minimal and not snapshot.missing_info

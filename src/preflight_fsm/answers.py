@@ -36,6 +36,7 @@ class AnswerRules:
         "option_names",
         "other",
         "other_names",
+        "placeholder_skeletons",
         "placeholders",
         "requirement",
     )
@@ -46,6 +47,9 @@ class AnswerRules:
         self.other_names = frozenset({_text.match_key(self.other), "other"})
         self.limits = flow.limits
         self.placeholders = frozenset(_text.match_key(p) for p in flow.placeholders)
+        self.placeholder_skeletons = frozenset(
+            key for p in flow.placeholders for key in _text.confusable_keys(p)
+        )
         choices: dict[str, tuple[str, ...]] = {
             flow.category_question.id: tuple(c.name for c in flow.categories),
         }
@@ -113,9 +117,18 @@ class AnswerRules:
         deceptive = _text.lookalike(value, self.option_names.get(qid, ()))
         if deceptive is not None:
             return None, "", deceptive.problem
-        if not value or key in self.placeholders:  # C5: blank or a placeholder is no answer
+        if not value or self._is_placeholder(value, key):  # C5: blank or placeholder: no answer
             return None, "", None
         return value, key, None
+
+    def _is_placeholder(self, text: str, key: str) -> bool:
+        """True for a placeholder (C5), or a look-alike of one in other letters (Greek "TBA")."""
+        if key in self.placeholders:
+            return True
+        # ASCII has no look-alike of an ASCII placeholder worth a skeleton (D161's fast path).
+        return not text.isascii() and not self.placeholder_skeletons.isdisjoint(
+            _text.confusable_keys(text)
+        )
 
     def check_intention(self, intention: object) -> str:
         """The cleaned intention, or InvalidIntention saying what to send instead (C5)."""
@@ -130,7 +143,7 @@ class AnswerRules:
             raise InvalidIntention(f"the intention {_text.describe_refused(names)}")
         text = unified.strip()
         limit = self.limits.max_intention_chars
-        if not text or _text.match_key(text) in self.placeholders:
+        if not text or self._is_placeholder(text, _text.match_key(text)):
             raise InvalidIntention(
                 f"the intention {text!r} says nothing; send one sentence describing the change"
             )

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from preflight_fsm.answered_by import SOURCES, AnsweredBy, check_answered_by
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
 from preflight_fsm.flow import OTHER_SUFFIX, Category, Flow, Hint, other_text_question
@@ -151,8 +152,13 @@ class Engine:
         self._open_turn(s)
         return s
 
-    def step(self, s: Session, answers: Mapping[str, Any] | object) -> Session:
-        """The session after one step; ``s`` itself is never changed (C5: errors change nothing)."""
+    def step(
+        self, s: Session, answers: Mapping[str, Any] | object, answered_by: AnsweredBy = "api"
+    ) -> Session:
+        """The session after one step, its answers supplied by ``answered_by`` (a recorded
+        input, C9); ``s`` itself is never changed (C5: errors change nothing)."""
+        if type(answered_by) is not str or answered_by not in SOURCES:
+            check_answered_by(answered_by)  # raises InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
             raise SessionFinished(
                 f"the session already ended in {s.position.state}; start a new session to ask again"
@@ -164,6 +170,7 @@ class Engine:
         work.answers = recorded
         work.declined = declined
         work.steps.append(given)
+        work.answered_by.append(answered_by)
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.

@@ -15,8 +15,9 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.errors import InvalidFlow
-from preflight_fsm.text import match_key
+from preflight_fsm.text import match_key, refused
 
 __all__ = [
     "DEFAULT_FLOW_FILE",
@@ -36,6 +37,9 @@ __all__ = [
     "load_registry",
     "other_text_question",
 ]
+
+MAX_FLOW_FILE_BYTES: Final = 1024 * 1024
+"""A flow file is read up to this size (the default flow is about 6 KB); a larger one is refused."""
 
 OTHER_SUFFIX = "__other"
 """Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
@@ -100,8 +104,9 @@ class Limits(_Frozen):
     """Input limits (C5) and the turn budget (C3)."""
 
     max_turns: int = Field(default=3, ge=3, le=10)
-    max_intention_chars: int = Field(default=2000, ge=1, le=100_000)
-    max_answer_chars: int = Field(default=500, ge=1, le=100_000)
+    # At most what a snapshot holds (snapshot/model.py's MAX_VALUE), checked by Flow.
+    max_intention_chars: int = Field(default=2000, ge=1)
+    max_answer_chars: int = Field(default=500, ge=1)
     max_answers_per_step: int = Field(default=32, ge=1, le=1_000)
 
 
@@ -121,8 +126,7 @@ class Flow(_Frozen):
 
     @model_validator(mode="after")
     def _check_consistency(self) -> Flow:
-        problems: list[str] = []
-        offending: list[str] = []
+        problems, offending = self._beyond_snapshots()
 
         ids = [self.category_question.id, self.other_category.description_id]
         for category in self.categories:
@@ -167,6 +171,61 @@ class Flow(_Frozen):
             raise InvalidFlow("; ".join(problems), ids=tuple(dict.fromkeys(offending)))
         return self
 
+    def _texts(self) -> Iterator[tuple[str, str]]:
+        """(where, text) for every name, id, text, option and keyword: what snapshots, diagrams
+        and prompts show (placeholders are only compared with)."""
+        yield "name", self.name
+        yield "other_option", self.other_option
+        yield "category_question.id", self.category_question.id
+        yield "category_question.text", self.category_question.text
+        for key in ("name", "description_id", "field"):
+            yield f"other_category.{key}", getattr(self.other_category, key)
+        for category in self.categories:
+            question = category.question
+            yield "category name", category.name
+            yield f"{category.name}: question id", question.id
+            yield f"{question.id}: text", question.text
+            yield f"{question.id}: field", question.field
+            yield from ((f"{question.id}: option", o) for o in question.options)
+            for secondary in category.secondary:
+                yield f"{category.name}: secondary id", secondary.id
+                yield f"{secondary.id}: field", secondary.field
+            yield from ((f"{category.name}: keyword", k) for k in category.keywords)
+
+    def _beyond_snapshots(self) -> tuple[list[str], list[str]]:
+        """(problems, offending texts): what a session could not snapshot or would print out of
+        place: a text longer than a snapshot's names, a line break or other control character
+        (it would break a diagram's line or a prompt's), a limit above a snapshot's values."""
+        # Imported here: the snapshot package imports this module.
+        from preflight_fsm.snapshot.model import MAX_TEXT, MAX_VALUE
+
+        problems: list[str] = []
+        offending: list[str] = []
+        for where, text in self._texts():
+            if len(text) > MAX_TEXT:
+                problems.append(
+                    f"{where} {text[:40]!r}... is {len(text)} characters long; "
+                    f"at most {MAX_TEXT} fit in a snapshot"
+                )
+                offending.append(text[:MAX_TEXT])
+            unsafe = [c for c in text if c in "\t\n" or refused(c)]
+            if unsafe:
+                names = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(unsafe))
+                problems.append(
+                    f"{where} {text!r} holds a line break or an invisible or control character "
+                    f"({names}); write it as one line of visible text"
+                )
+                offending.append(text)
+        for key in ("max_intention_chars", "max_answer_chars"):
+            value = getattr(self.limits, key)
+            if value > MAX_VALUE:
+                problems.append(
+                    f"limits.{key} is {value:,}; a snapshot holds texts of at most {MAX_VALUE:,} "
+                    "characters"
+                )
+                offending.append(f"limits.{key}")
+        return problems, offending
+
     @cached_property
     def fingerprint(self) -> str:
         """A short, stable digest of the flow's content; snapshots carry it (C9)."""
@@ -207,9 +266,11 @@ def load_flow(path: str | Path) -> Flow:
     """
     source = Path(path)
     try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(source, MAX_FLOW_FILE_BYTES).decode("utf-8"))
     except OSError as exc:
         raise InvalidFlow(f"cannot read flow file {source}: {exc.strerror}") from None
+    except TooLarge as exc:
+        raise InvalidFlow(f"flow file {source} {exc.problem}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidFlow(f"{source} is not valid TOML: {exc}") from None
     return flow_from_data(data, source=str(source))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from preflight_fsm import snapshot as _snapshot
+from preflight_fsm.answered_by import AnsweredBy, Source, answer_sources, decided_by
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
 from preflight_fsm.migration import Divergence, migrate
@@ -97,13 +98,36 @@ class ClarificationMachine:
         """Every transition taken so far, in order."""
         return _snapshot.trace_of(self._session)
 
-    def step(self, answers: Mapping[str, Any]) -> Turn:
-        """Record one turn's answers and move on; on any error the session is unchanged.
+    @property
+    def answered_by(self) -> tuple[AnsweredBy, ...]:
+        """Who supplied each accepted step's answers, in order (C9; ``docs/contract.md``)."""
+        return tuple(self._session.answered_by)
 
-        Raises InvalidAnswers (with ``.feedback``) or SessionFinished.
+    @property
+    def steps(self) -> tuple[dict[str, str | None], ...]:
+        """Each accepted step's answers as recorded (normalised; None: given blank), in order."""
+        return tuple(dict(given) for given in self._session.steps)
+
+    @property
+    def answer_sources(self) -> dict[str, AnsweredBy]:
+        """Who supplied each recorded answer (question id -> the source of its step)."""
+        return answer_sources(self._session)
+
+    @property
+    def decided_by(self) -> tuple[tuple[str, Source], ...]:
+        """Who supplied each value of the decision, ``("Category", ...)`` first; () until Done."""
+        return decided_by(self._session)
+
+    def step(self, answers: Mapping[str, Any], answered_by: AnsweredBy = "api") -> Turn:
+        """Record one turn's answers, supplied by ``answered_by``, and move on; on any error the
+        session is unchanged.
+
+        ``answered_by`` is recorded with the step (C9): ``user_form``, ``agent``, ``cli``, ``api``
+        (a library call, the default) or ``unknown``. Raises InvalidAnswers (with ``.feedback``)
+        or SessionFinished.
         """
         with self._lock:
-            session = self._session.engine.step(self._session, answers)
+            session = self._session.engine.step(self._session, answers, answered_by)
             turn = turn_of(session)
             self._session, self._turn = session, turn
         return turn

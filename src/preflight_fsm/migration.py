@@ -37,10 +37,10 @@ def migrate(
     except InvalidIntention as exc:
         return None, Divergence(0, "intention", "accepted", f"refused ({exc})")
     first = _outcome_difference(0, here, there)
-    for k, given in enumerate(s.steps, start=1):
-        here = source.step(here, given)
+    for k, (given, answered_by) in enumerate(zip(s.steps, s.answered_by, strict=True), start=1):
+        here = source.step(here, given, answered_by)
         try:
-            there = target.step(there, given)
+            there = target.step(there, given, answered_by)
         except (InvalidAnswers, SessionFinished) as exc:
             return None, Divergence(k, "answers", "accepted", f"refused ({exc})")
         first = first or _outcome_difference(k, here, there)

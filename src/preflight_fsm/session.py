@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.states import ASKING_CATEGORY, Position, StateName
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class Session:
     """One session's data. Never shared between machines; a step works on a clone."""
 
     __slots__ = (
+        "answered_by",
         "answers",
         "asked",
         "declined",
@@ -52,6 +54,7 @@ class Session:
         self.asked: list[str] = []
         self.trace: list[TraceEntry] = []
         self.steps: list[StepInput] = []
+        self.answered_by: list[AnsweredBy] = []  # who supplied each step's answers, in order
         self.declined = False  # the pending question was answered blank in this step
 
     @property
@@ -80,5 +83,6 @@ class Session:
         copy.asked = list(self.asked)
         copy.trace = list(self.trace)
         copy.steps = list(self.steps)
+        copy.answered_by = list(self.answered_by)
         copy.declined = False
         return copy

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "UNICODE_VERSION",
     "Lookalike",
+    "confusable_keys",
     "describe_refused",
     "lookalike",
     "match_key",
@@ -98,7 +99,10 @@ def refused(text: str) -> tuple[str, ...]:
     Refused: control characters but tab and newline; lone surrogates (what undecodable bytes
     become); private-use, unassigned (Unicode 14.0, D140) and noncharacter code points; format
     characters (Cf: bidi controls and marks, zero-width spaces and joiners, U+FEFF, U+00AD, tag
-    characters), except U+200D joining emoji (D141).
+    characters), except U+200D joining emoji (D141); every Default_Ignorable_Code_Point (U+034F,
+    the Hangul fillers U+115F, U+1160, U+3164, U+FFA0); the braille blank U+2800; and a
+    Variation_Selector that does not end a sequence of StandardizedVariants.txt or
+    emoji-variation-sequences.txt (a payload of selectors after ``Solid``).
     """
     if text.isascii():
         # Printable ASCII (most text) holds none; else only the controls of _ASCII_REFUSED count.
@@ -112,7 +116,33 @@ def refused(text: str) -> tuple[str, ...]:
             found.update(c for c in set(patterns.astral.findall(text)) if _astral_refused(ord(c)))
         if _ZWJ in text and patterns.stray_zwj.search(text) is not None:
             found.add(_ZWJ)
+        if patterns.variation.search(text) is not None:
+            found.update(_stray_selectors(text, patterns.variation))
     return tuple(f"U+{ord(c):04X}" for c in sorted(found))
+
+
+@lru_cache(maxsize=1)
+def _variation_sequences() -> frozenset[str]:
+    """The sanctioned variation sequences (base + selector), parsed on first use."""
+    return frozenset(
+        "".join(chr(int(code, 16)) for code in line.split(" "))
+        for line in _text_data.VARIATION_SEQUENCES.split("\n")
+        if line
+    )
+
+
+def _stray_selectors(text: str, variation: re.Pattern[str]) -> set[str]:
+    """The variation selectors of ``text`` that end no sanctioned sequence (C5).
+
+    A selector only picks a glyph for the character before it, and only in the sequences Unicode
+    lists; anywhere else it renders as nothing and can carry a hidden payload, one byte each.
+    """
+    sequences = _variation_sequences()
+    return {
+        m.group()
+        for m in variation.finditer(text)
+        if text[max(m.start() - 1, 0) : m.end()] not in sequences
+    }
 
 
 _SHOWN = 6  # a problem names at most this many code points, then counts the rest
@@ -129,10 +159,19 @@ def _describe_code_point(name: str) -> str:
     label = unicodedata.name(char, "") or {"Co": "private use", "Cc": "control"}.get(
         category, "unassigned"
     )
-    if category not in ("Cc", "Cf", "Co", "Cn"):
+    if _patterns().variation.match(char) is not None:
+        label += " outside a listed variation sequence"
+    elif category not in ("Cc", "Cf", "Co", "Cn") and not _renders_blank(char):
         # Assigned by this interpreter's Unicode, after the 14.0 that decides (D140).
         label += f" (unassigned in Unicode {UNICODE_VERSION})"
     return f"{name} {label}"
+
+
+def _renders_blank(char: str) -> bool:
+    """True for the refused characters that are assigned yet render as nothing or a blank."""
+    import regex  # only non-ASCII text gets here (D161)
+
+    return char == "\u2800" or regex.match(r"\p{Default_Ignorable_Code_Point}", char) is not None
 
 
 def describe_refused(names: Iterable[str]) -> str:
@@ -189,6 +228,8 @@ class _Patterns:
     """Any code point above the BMP."""
     stray_zwj: regex.Pattern[str]
     """A U+200D that joins no emoji (D141)."""
+    variation: re.Pattern[str]
+    """A Variation_Selector (sanctioned only in listed sequences)."""
     scripted: regex.Pattern[str]
     """A character of some script (not Common nor Inherited)."""
     not_latin: regex.Pattern[str]
@@ -226,6 +267,8 @@ def _patterns() -> _Patterns:
             r"(?<![\p{Extended_Pictographic}\p{Emoji_Modifier}]\ufe0f?)\u200d"
             r"|\u200d(?!\p{Extended_Pictographic})"
         ),
+        # Unicode's Variation_Selector property; three runs, so the stdlib class stays cheap.
+        variation=re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]"),
         scripted=regex.compile(rf"[^{_NEUTRAL}]"),
         not_latin=regex.compile(rf"[^{_NEUTRAL}\p{{scx=Latn}}]"),
         word=regex.compile(r"[\p{L}\p{M}\p{N}]+"),
@@ -287,16 +330,19 @@ def _highly_restrictive(text: str) -> bool:
     return any(_outside(cover).search(text) is None for cover in _COVERS)
 
 
-_PROTOTYPES: dict[int, str] = {}
-
-
+@lru_cache(maxsize=1)
 def _prototypes() -> dict[int, str]:
-    if not _PROTOTYPES:  # parsed on first use: only look-alikes need it
-        for line in _text_data.CONFUSABLES.split("\n"):
-            if line:
-                source, *target = line.split(" ")
-                _PROTOTYPES[int(source, 16)] = "".join(chr(int(t, 16)) for t in target)
-    return _PROTOTYPES
+    """The TS #39 prototypes, parsed on first use (only look-alikes need them).
+
+    Built whole, then published by the cache: a thread never sees a table half filled (two
+    threads arriving together may both build it; each gets a complete one).
+    """
+    table: dict[int, str] = {}
+    for line in _text_data.CONFUSABLES.split("\n"):
+        if line:
+            source, *target = line.split(" ")
+            table[int(source, 16)] = "".join(chr(int(t, 16)) for t in target)
+    return table
 
 
 def skeleton(text: str) -> str:
@@ -317,6 +363,16 @@ def _resemblance_keys(text: str, longest: int = sys.maxsize) -> list[str]:
     if len(key) <= longest:
         keys.append(skeleton(key))
     return keys
+
+
+def confusable_keys(text: str) -> frozenset[str]:
+    """The match keys of ``text``'s skeletons, as typed and folded (C5): text sharing one with a
+    placeholder looks like it (Greek "NA", Cyrillic "TBA") and counts as that placeholder.
+
+    >>> "tba" in confusable_keys("\u0422\u0412\u0410")  # Cyrillic TBA
+    True
+    """
+    return frozenset(match_key(key) for key in _resemblance_keys(text))
 
 
 @dataclass(frozen=True, slots=True)

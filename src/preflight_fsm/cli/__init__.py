@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 _COMMAND_MODULES: tuple[str, ...] = (
     "chat",
     "check",
+    "conformance",
     "diagram",
     "mcp",
     "pf",
@@ -40,6 +41,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     ),
     "diagram": ("diagram", "Write the flow's diagram, or one session's path on it."),
     "check": ("check", "Check recorded LLM responses and patches against the contract."),
+    "conformance": ("conformance", "Drive an LLM adapter through every path; print agreement."),
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
 }

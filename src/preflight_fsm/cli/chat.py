@@ -90,7 +90,7 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
                 # Sent as given, blank included: the engine then asks for it alone (NeedOther, C5).
                 text = read_line(f"{reply.follow_up.question} ")
                 answers = {**answers, reply.follow_up.id: text}
-            turn = machine.step(answers)
+            turn = machine.step(answers, answered_by="cli")
         except RefusedReply as refused:
             write(str(refused))
         except InvalidAnswers as refused:

@@ -9,6 +9,7 @@ from typing import Annotated, cast
 
 import typer
 
+from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import CommandFailed, reported, usage_error
 from preflight_fsm.cli.stores import SealKeyFileOption, open_sessions
@@ -22,8 +23,9 @@ from preflight_fsm.diagrams import (
     render,
     session_graph,
 )
-from preflight_fsm.errors import PreflightFsmError
+from preflight_fsm.errors import InvalidSnapshot, PreflightFsmError
 from preflight_fsm.flow import Flow, default_flow, load_flow, load_registry
+from preflight_fsm.snapshot.model import MAX_SNAPSHOT_BYTES
 
 
 class DiagramFormat(StrEnum):
@@ -179,10 +181,15 @@ def _drawn(
             graph = _stored_path(session, store, flow_file, seal_key_file)
         elif snapshot is not None:
             try:
-                data = snapshot.read_bytes()
+                data = read_bounded(snapshot, MAX_SNAPSHOT_BYTES)
             except OSError as exc:
                 raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
-            graph = session_graph(data, flow or default_flow())
+            except TooLarge as exc:
+                raise _usage(f"the snapshot file {snapshot} {exc.problem}") from None
+            try:
+                graph = session_graph(data, flow or default_flow())
+            except InvalidSnapshot as exc:  # the file given is no snapshot: a usage error
+                raise _usage(f"{snapshot}: {exc}; pass a session snapshot (JSON)") from None
         else:
             graph = flow_graph(flow)
         return render(graph, cast(Format, fmt_name))

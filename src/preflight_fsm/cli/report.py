@@ -9,8 +9,11 @@ as an internal error in the same shape (``PREFLIGHT_FSM_DEBUG=1`` shows the trac
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -27,6 +30,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_INVALID_ANSWERS",
     "EXIT_OK",
+    "EXIT_OUTPUT",
     "EXIT_STORE_UNAVAILABLE",
     "EXIT_UNKNOWN_SESSION",
     "EXIT_USAGE",
@@ -59,6 +63,17 @@ EXIT_CORRUPT: Final = 7
 """The stored session is unreadable or was tampered with."""
 EXIT_STORE_UNAVAILABLE: Final = 8
 """The store cannot be opened or reached, or is not a preflight-fsm store."""
+EXIT_OUTPUT: Final = 9
+"""Standard output could not be written (a full disk, a device error); what the command did
+before that stands. A closed pipe (``| head``) ends the command quietly instead, as SIGPIPE
+would (exit 141)."""
+
+# Writing standard output failed: an OSError without a file name (every file the commands open
+# is named in its error) with one of these codes.
+_OUTPUT_ERRNOS: Final = frozenset(
+    {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EPIPE, errno.EBADF}
+)
+_SIGPIPE_EXIT: Final = 128 + 13
 
 
 class CommandFailed(Exception):
@@ -160,19 +175,45 @@ def run_reported(run: Callable[[], Any], argv: list[str]) -> int:
     except RecursionError:
         _emit(usage_error("the input is nested too deeply to read"), as_json)
         return EXIT_USAGE
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _OUTPUT_ERRNOS:
+            return _output_failed(exc)
+        return _internal(exc, as_json)
     except Exception as exc:
-        if os.environ.get("PREFLIGHT_FSM_DEBUG"):
-            raise
-        _emit(
-            CommandFailed(
-                "internal_error",
-                f"internal error ({type(exc).__name__}: {exc}); nothing more was written. "
-                "Please report it (PREFLIGHT_FSM_DEBUG=1 shows where it happened)",
-                EXIT_INTERNAL,
-            ),
-            as_json,
-        )
-        return EXIT_INTERNAL
+        return _internal(exc, as_json)
+
+
+def _internal(exc: Exception, as_json: bool) -> int:
+    if os.environ.get("PREFLIGHT_FSM_DEBUG"):
+        raise exc
+    _emit(
+        CommandFailed(
+            "internal_error",
+            f"internal error ({type(exc).__name__}: {exc}); nothing more was written. "
+            "Please report it (PREFLIGHT_FSM_DEBUG=1 shows where it happened)",
+            EXIT_INTERNAL,
+        ),
+        as_json,
+    )
+    return EXIT_INTERNAL
+
+
+def _output_failed(exc: OSError) -> int:
+    """Standard output broke: say so on standard error (a closed pipe quietly), and point
+    standard output at /dev/null so that the interpreter's last flush cannot fail again."""
+    # ValueError: no file descriptor behind stdout (a test's capture), nothing left to flush.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if exc.errno == errno.EPIPE:
+        return _SIGPIPE_EXIT
+    reason = exc.strerror or str(exc)
+    typer.echo(
+        f"{PREFIX}cannot write to standard output ({reason}); what the command did before "
+        "that stands (`preflight-fsm list` shows the sessions): run it again with its output "
+        "going somewhere it fits",
+        err=True,
+    )
+    return EXIT_OUTPUT
 
 
 def check_text(text: str, where: str) -> None:
@@ -213,6 +254,13 @@ def _emit(failure: CommandFailed, as_json: bool) -> None:
             "exit_code": failure.exit_code,
             **failure.details,
         }
-        typer.echo(json.dumps(payload, ensure_ascii=False))
+        typer.echo(_encodable(json.dumps(payload, ensure_ascii=False)))
         return
-    typer.echo("\n".join([PREFIX + failure.message, *failure.lines]), err=True)
+    typer.echo(_encodable("\n".join([PREFIX + failure.message, *failure.lines])), err=True)
+
+
+def _encodable(text: str) -> str:
+    """``text`` with each lone surrogate (an answer's ``"\\ud800"`` escape, echoed back in
+    feedback) written as that escape: UTF-8 cannot encode one, and inside a JSON string the
+    escape is the same value."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import (
     EXIT_CONFLICT,
@@ -27,6 +28,7 @@ from preflight_fsm.cli.report import (
     EXIT_FINISHED,
     EXIT_INVALID_ANSWERS,
     EXIT_OK,
+    EXIT_OUTPUT,
     EXIT_STORE_UNAVAILABLE,
     EXIT_UNKNOWN_SESSION,
     EXIT_USAGE,
@@ -43,7 +45,12 @@ from preflight_fsm.cli.stores import (
     open_sessions,
 )
 
+MAX_ANSWERS_BYTES = 1024 * 1024
+"""`answer ID -` reads at most this much JSON (a step holds at most 32 answers of 500 characters
+with the default flow, 100,000 with any): more is refused, not read to its end."""
+
 if TYPE_CHECKING:
+    from preflight_fsm.answered_by import AnsweredBy
     from preflight_fsm.flow import Flow
     from preflight_fsm.machine import ClarificationMachine
     from preflight_fsm.store import SessionState
@@ -80,7 +87,8 @@ EXIT_HELP = (
     f"{EXIT_CONFLICT} conflict (another process stepped it first); "
     f"{EXIT_FINISHED} session already finished; "
     f"{EXIT_CORRUPT} corrupt session; "
-    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store. "
+    f"{EXIT_STORE_UNAVAILABLE} store unavailable or not a session store; "
+    f"{EXIT_OUTPUT} standard output could not be written. "
     "With --json every error is one JSON object on standard output."
 )
 
@@ -140,7 +148,9 @@ def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
 # -- output --------------------------------------------------------------------------------------
 
 
-def _print_state(state: SessionState, as_json: bool, flow: Flow | None) -> None:
+def _print_state(
+    state: SessionState, as_json: bool, flow: Flow | None, *, sources: bool = False
+) -> None:
     if as_json:
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
@@ -151,10 +161,27 @@ def _print_state(state: SessionState, as_json: bool, flow: Flow | None) -> None:
         f"version {state.version})",
         "",
         *_describe_turn(turn, flow),
+        *(_describe_sources(state) if sources else ()),
     ]
     if not turn.finished:
         lines += ["", f"answer:  preflight-fsm answer {state.id} {_example(turn)}"]
     typer.echo("\n".join(lines))
+
+
+def _describe_sources(state: SessionState) -> list[str]:
+    """Who supplied each step's answers, and each decided value (``docs/contract.md``)."""
+    if not state.steps:
+        return []
+    lines = ["", "answered by (who supplied each step)"]
+    for step in state.steps:
+        given = ", ".join(
+            f"{key}={'(blank)' if value is None else value}" for key, value in step.answers.items()
+        )
+        lines.append(f"  step {step.step}  {step.answered_by:<9}  {given}")
+    if state.decided_by:
+        decided = ", ".join(f"{field}: {source}" for field, source in state.decided_by)
+        lines.append(f"  decided by  {decided}")
+    return lines
 
 
 def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
@@ -243,7 +270,11 @@ def answer(
     if pairs == ["-"]:
         if answers_json is not None:
             raise usage_error("give the answers as - (standard input) or --answers, not both")
-        given = _json_answers(sys.stdin.buffer.read(), "standard input")
+        try:
+            data = read_bounded(sys.stdin.buffer, MAX_ANSWERS_BYTES)
+        except TooLarge as exc:
+            raise usage_error(f"standard input {exc.problem}: send one step's answers") from None
+        given = _json_answers(data, "standard input")
     elif answers_json is not None:
         if pairs:
             raise usage_error("give the answers as key=value pairs or --answers, not both")
@@ -267,7 +298,7 @@ def answer(
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:
-            machine.step(given)
+            machine.step(given, answered_by="cli")
         except InvalidAnswers as refused:
             texts = question_texts(machine.flow)
             raise CommandFailed(
@@ -315,7 +346,7 @@ def show(
             snapshot.write_text(snapshot_json + "\n", encoding="utf-8")
         except OSError as exc:
             raise usage_error(f"cannot write the snapshot to {snapshot}: {exc.strerror}") from None
-    _print_state(state, as_json, machine.flow)
+    _print_state(state, as_json, machine.flow, sources=True)
 
 
 # -- resuming in `chat --session` ----------------------------------------------------------------
@@ -340,8 +371,8 @@ def stored_machine(
 
         __slots__ = ("__weakref__",)
 
-        def step(self, answers: Mapping[str, Any]) -> Turn:
-            turn = super().step(answers)
+        def step(self, answers: Mapping[str, Any], answered_by: AnsweredBy = "cli") -> Turn:
+            turn = super().step(answers, answered_by)
             with reported(shown):
                 saved = sessions.save(session_id, self, version[0])
             version[0] = saved.version

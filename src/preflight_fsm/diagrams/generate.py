@@ -56,10 +56,11 @@ class GeneratedPartMissing(PreflightFsmError):
 
 
 def example_session(flow: Flow | None = None) -> ClarificationMachine:
-    """The session drawn in docs/flow.md: a category, "Other", then its text (three turns)."""
+    """The session drawn in docs/flow.md: a category, "Other", then its text (three turns),
+    answered at the command line (``preflight-fsm answer``, so ``answered_by`` is ``cli``)."""
     machine = ClarificationMachine(EXAMPLE_INTENTION, flow)
     for answers in EXAMPLE_STEPS:
-        machine.step(answers)
+        machine.step(answers, answered_by="cli")
     return machine
 
 

@@ -1,5 +1,5 @@
-"""One session's path on its flow: the intention, each turn's answers on the edge it took, the
-category, and the patch or the unresolved key.
+"""One session's path on its flow: the intention, each turn's answers on the edge it took (with
+who supplied them, ``answered_by``), the category, and the patch or the unresolved key.
 
 The path comes from a snapshot's ``trace`` (C9), or from a live ``ClarificationMachine``. It has
 one numbering scheme, the turn: trace steps with ``turn == k`` were taken while answering turn
@@ -131,7 +131,12 @@ def _walk(snapshot: SessionSnapshot, flow: Flow) -> _Walk:
             owed = _question_left(step.source, flow, category, None)
             if owed is not None:
                 others.append(owed)
-        taken.append(Taken(step.turn, tuple(answers.items()), _note(step, answers, category)))
+        note = _note(step, answers, category)
+        if 1 <= step.turn <= len(snapshot.answered_by):
+            # Who supplied the step's answers (C9), on each edge the step took.
+            by = f"answered by {snapshot.answered_by[step.turn - 1]}"
+            note = f"{note}, {by}" if note else by
+        taken.append(Taken(step.turn, tuple(answers.items()), note))
     # Answers no edge claimed (a key of another state, volunteered early) go on the first edge
     # of their turn, so every answer of a step is drawn.
     for turn, index in first_of_turn.items():
@@ -193,7 +198,10 @@ def session_graph(source: PathSource, flow: Flow | None = None) -> Graph:
         status = f"Ended in {machine.state} after {turns} question turn{'' if turns == 1 else 's'}."
     else:
         status = f"Stands at {machine.state}, asking turn {turns}."
-    legend = (status + " Blue: the edges it took, each with its turn and that turn's answers.",)
+    legend = (
+        status + " Blue: the edges it took, each with its turn, that turn's answers and who "
+        "supplied them.",
+    )
     return replace(
         base,
         kind="session",

@@ -39,6 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from preflights.adapters.llm_debug import write_llm_debug
 
 from preflight_fsm.adapter import MockLLMAdapter
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
 from preflight_fsm.integrations.preflights_position import (
@@ -344,12 +345,39 @@ class FsmLLMAdapter:
         intention: str,
         answers: Mapping[str, Any],
         rounds: Sequence[Mapping[str, Any]] = (),
+        answered_by: AnsweredBy = "api",
+        sources: Sequence[AnsweredBy] = (),
     ) -> Position:
-        """Where a session with these answers (and these accepted rounds) stands; never raises.
+        """Where a session with these answers (and these accepted rounds, supplied by
+        ``sources``) stands, its new answers supplied by ``answered_by``; never raises.
 
         See ``preflights_position.position``.
         """
-        return position(intention, answers, self._flow, rounds)
+        return position(intention, answers, self._flow, rounds, answered_by, sources)
+
+    def turn_at(
+        self,
+        intention: str,
+        where: Position,
+        heuristics_config: HeuristicsConfig,
+        asked: Sequence[str],
+        answers: Mapping[str, Any],
+    ) -> PfLLMResponse:
+        """The turn ``FsmPreflightsApp`` shows at ``where``: the engine's own here; a guard
+        (``preflight_fsm.llm``) asks its LLM first."""
+        assert where.turn is not None
+        return to_preflights_response(where.turn)
+
+    def engine_answers(
+        self, answers: Mapping[str, Any], shown: Iterable[PfQuestion] = ()
+    ) -> dict[str, Any]:
+        """``answers`` as the engine reads them: an option text shown in an LLM's words (in
+        ``shown``, the questions a session stored; a guard also remembers its own) becomes the
+        flow's option it names."""
+        # Imported here: preflight_fsm.llm builds on this module.
+        from preflight_fsm.llm.judge import as_flow_answers, shown_names
+
+        return as_flow_answers(answers, shown_names(shown, self._flow))
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.
@@ -410,5 +438,9 @@ def _snapshot_answers(state: object) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return {str(k): v for k, v in raw.items()}
     if isinstance(raw, list | tuple):
-        return {str(pair[0]): pair[1] for pair in raw if isinstance(pair, list | tuple)}
+        return {
+            str(pair[0]): pair[1]
+            for pair in raw
+            if isinstance(pair, list | tuple) and len(pair) == 2
+        }
     return {}

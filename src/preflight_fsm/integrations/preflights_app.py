@@ -37,10 +37,16 @@ from preflights.application.types import (
     Session,
 )
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.flow import OTHER_SUFFIX
-from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_question
+from preflight_fsm.integrations.preflights import FsmLLMAdapter
+from preflight_fsm.integrations.preflights_answered_by import decided_sources, note_who_answered
 from preflight_fsm.integrations.preflights_position import Position, log_position
-from preflight_fsm.integrations.preflights_sessions import record_round, recorded_rounds
+from preflight_fsm.integrations.preflights_sessions import (
+    record_round,
+    recorded_rounds,
+    recorded_sources,
+)
 
 __all__ = [
     "AWAITING_ANSWER",
@@ -90,6 +96,7 @@ class FsmPreflightsApp(PreflightsApp):
         clock_provider: ClockPort,
         file_context_builder: FileContextBuilderPort,
         config_loader: ConfigLoaderPort,
+        answered_by: AnsweredBy = "api",
     ) -> None:
         super().__init__(
             session_adapter=session_adapter,
@@ -101,6 +108,9 @@ class FsmPreflightsApp(PreflightsApp):
             config_loader=config_loader,
         )
         self._engine = llm_adapter
+        # Who supplies this application's answers (C9): `pf` is `cli`, `mcp --preflights` the
+        # agent's tool arguments; a caller that knows better sets it per round.
+        self.answered_by: AnsweredBy = answered_by
         # pf takes --debug-llm on start only, then continues without it: set to keep it on.
         self.debug_every_round = False
         # Bounded, as a server keeps one app for its whole life; pf reads them after one command.
@@ -116,28 +126,61 @@ class FsmPreflightsApp(PreflightsApp):
         answers_delta: dict[str, str | list[str]],
         *,
         debug_llm: bool = False,
+        answered_by: AnsweredBy | None = None,
     ) -> PreflightContinueResult:
-        """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing."""
+        """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing;
+        this round's answers supplied by ``answered_by`` (else the application's, C9)."""
         debug_llm = debug_llm or self.debug_every_round
+        source = answered_by or self.answered_by
         session = self._session.get(session_id)
         if session is None or session.is_expired(self._clock.now_unix()):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+        # The option texts an LLM showed become the flow's options they name (a guard's turns).
+        answers_delta = self._engine.engine_answers(answers_delta, session.asked_questions)
         if session.core_questions_asked:
             # The engine was Done: these rounds answer Preflights' core's own follow-ups.
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+            self._note_who_answered(session, result, source)
             return self._bounded(session_id, answers_delta, result)
         merged = _merged(session, answers_delta)
-        where = self._engine.position(session.intention, merged, recorded_rounds(session))
+        where = self._engine.position(
+            session.intention, merged, recorded_rounds(session), source, recorded_sources(session)
+        )
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
         if where.turn is None:
             return self._refused(session, merged, where)
         if where.turn.state == "Done":
             self._last_asked.pop(session_id, None)
-            return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+            result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
+            self._note_who_answered(session, result, source)
+            return result
         if where.turn.finished:
             return self._stop(session, merged, where)
-        return self._next_turn(session, merged, where, answers_delta)
+        return self._next_turn(session, merged, where, answers_delta, source)
+
+    def _note_who_answered(
+        self, session: Session, result: PreflightContinueResult, source: AnsweredBy
+    ) -> None:
+        """The ADR and task a completed round wrote get who supplied each decided value."""
+        artifacts = result.artifacts
+        if result.status != "completed" or artifacts is None:
+            return
+        # The engine's answers were all given by now (Preflights' own follow-ups come after).
+        where = self._engine.position(
+            session.intention,
+            _merged(session, {}),
+            recorded_rounds(session),
+            source,
+            recorded_sources(session),
+        )
+        patch = where.turn.patch if where.turn is not None else None
+        if patch is None:
+            return
+        decided = decided_sources(
+            self._engine.flow, patch.category, where.decided_by, set(session.prefilled_answers)
+        )
+        note_who_answered(session.repo_path, (artifacts.adr_path, artifacts.task_path), decided)
 
     def _next_turn(
         self,
@@ -145,19 +188,27 @@ class FsmPreflightsApp(PreflightsApp):
         merged: Answers,
         where: Position,
         answers_delta: Mapping[str, Any],
+        source: AnsweredBy,
     ) -> PreflightContinueResult:
         assert where.turn is not None
         asked = {q.id for q in session.asked_questions}
-        questions = tuple(to_preflights_question(q) for q in where.turn.questions)
+        shown = self._engine.turn_at(
+            session.intention,
+            where,
+            self._config.load(session.repo_path),
+            [q.id for q in session.asked_questions],
+            merged,
+        )
+        questions = shown.questions
         # A NeedOther turn asks "<id>__other" again, alone; Preflights already holds it as the
         # companion, which it requires now that "<id>" is "Other (specify)". Keep one of each id.
         new = tuple(q for q in questions if q.id not in asked)
         session.answers = dict(merged)
         session.all_answers = dict(merged)
-        record_round(session, where.answers)
+        record_round(session, where.answers, source)
         session.asked_questions = session.asked_questions + new
-        session.missing_info = where.turn.missing_info
-        session.decision_hint = where.turn.decision_hint
+        session.missing_info = shown.missing_info
+        session.decision_hint = shown.decision_hint
         self._session.update(session)
         result = PreflightContinueResult(status="needs_more_answers", questions=questions)
         return self._bounded(session.id, answers_delta, result)

@@ -4,7 +4,8 @@
 files (``.preflights/current_session.json`` in the repository, ``~/.preflights/sessions``) and
 artifacts — after installing, as the application ``pf`` uses, Preflights' own
 ``PreflightsApp`` wiring with three parts swapped: the engine's :class:`FsmLLMAdapter` for the
-mock, :class:`FsmPreflightsApp` (the full hybrid flow) for the app class, and
+mock (or, with pf's ``--llm`` options, Preflights' real adapter under the guard,
+``preflight_fsm.llm.pf``), :class:`FsmPreflightsApp` (the full hybrid flow) for the app class, and
 :class:`FsmFileSessionAdapter` (keeps pre-filled answers) for the file sessions.
 """
 
@@ -32,23 +33,28 @@ from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
 from preflight_fsm.integrations.preflights_position import logger
 from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
+from preflight_fsm.llm.pf import split_llm_options
 
 __all__ = ["LLM_OPTIONS", "build_pf_app", "run_pf"]
 
 LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
-"""pf's options that choose a real LLM instead of the engine: refused here."""
+"""pf's options that choose a real LLM: it runs under the guard (``preflight_fsm.llm``)."""
 
 
-def build_pf_app(flow: Flow | None = None) -> FsmPreflightsApp:
-    """The application ``pf`` builds for itself (``_get_default_app``), on the engine."""
+def build_pf_app(
+    flow: Flow | None = None, llm_adapter: FsmLLMAdapter | None = None
+) -> FsmPreflightsApp:
+    """The application ``pf`` builds for itself (``_get_default_app``), on the engine (or on
+    ``llm_adapter``, a guarded LLM)."""
     return FsmPreflightsApp(
         session_adapter=FsmFileSessionAdapter(),
-        llm_adapter=FsmLLMAdapter(flow=flow),
+        llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),
         uid_provider=RandomUIDProvider(),
         clock_provider=SystemClockProvider(),
         file_context_builder=SimpleFileContextBuilder(),
         config_loader=DefaultConfigLoader(),
+        answered_by="cli",  # pf's answers are typed at its prompt or given to `pf answer`
     )
 
 
@@ -63,14 +69,13 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     if problems:
         _fail("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
         return int(ExitCode.SYSTEM_ERROR)
-    chosen = [a for a in args if a.split("=", 1)[0] in LLM_OPTIONS]
-    if chosen:
-        _fail(
-            f"{chosen[0].split('=', 1)[0]} chooses a real LLM instead of preflight-fsm: "
-            "drop it here, or run Preflights' own `pf` for an LLM"
-        )
+    try:
+        options, args = split_llm_options(args)
+        guard = options.guard(flow)
+    except ValueError as exc:  # a bad deadline, an unknown provider, no key with --llm-strict
+        _fail(str(exc))
         return int(ExitCode.USER_ERROR)
-    app = build_pf_app(flow)
+    app = build_pf_app(flow, guard)
     app.debug_every_round = "--debug-llm" in args  # pf's loop drops it after start
     with _installed(app), _warnings_to_stderr():
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import InputRequiredResult
 from preflights.adapters.default_config import DefaultConfigLoader
 from preflights.adapters.filesystem import FilesystemAdapter
 from preflights.adapters.random_uid import RandomUIDProvider
@@ -44,12 +45,17 @@ from preflights.application.types import (
     Question,
 )
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import Flow, load_flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
 from preflight_fsm.integrations.preflights_compat import compat_problems
+from preflight_fsm.integrations.preflights_forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
+from preflight_fsm.llm.pf import configured_guard
+from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
+from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
 
 __all__ = ["PreflightsTools", "build_preflights_server", "main"]
@@ -85,12 +91,14 @@ class PreflightsTools:
         answers: dict[str, Any] | None = None,
         preferences: dict[str, Any] | None = None,
         repo_path: str | None = None,
+        answered_by: AnsweredBy = "agent",
     ) -> dict[str, Any]:
-        """Start (no ``session_id``) or continue a session; Preflights' result as a dict."""
+        """Start (no ``session_id``) or continue a session; Preflights' result as a dict. The
+        answers are the agent's (tool arguments) unless ``answered_by`` says otherwise."""
         try:
             if session_id is None:
                 return self._start(user_intention, optional_context, repo_path)
-            return self._continue(session_id, answers or {})
+            return self._continue(session_id, answers or {}, answered_by)
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
         except PreflightAppError as exc:
@@ -138,12 +146,14 @@ class PreflightsTools:
             result["detected_from_intent"] = detected
         return result
 
-    def _continue(self, session_id: str, answers: dict[str, Any]) -> dict[str, Any]:
+    def _continue(
+        self, session_id: str, answers: dict[str, Any], answered_by: AnsweredBy = "agent"
+    ) -> dict[str, Any]:
         delta: dict[str, str | list[str]] = {
             str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
             for k, v in answers.items()
         }
-        result = self.app.continue_preflight(session_id, delta)
+        result = self.app.continue_preflight(session_id, delta, answered_by=answered_by)
         return _result(session_id, result, answered=len(delta))
 
     def _repo(self, repo_path: str | None) -> str:
@@ -156,34 +166,58 @@ class PreflightsTools:
         )
 
 
-def build_preflights_server(store: str | None = None, flow_path: str | None = None) -> MCPServer:
+def build_preflights_server(
+    store: str | None = None,
+    flow_path: str | None = None,
+    *,
+    answers_from: AnswersFrom = "any",
+    request_state_keys: Sequence[bytes] = (),
+) -> MCPServer:
     """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
-    the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Raises
-    RuntimeError when the installed Preflights is not the one this integration relies on.
+    the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
+    forms are asked through them (``preflights_forms.py``); ``answers_from`` is the policy
+    (``user``: only through forms). Raises RuntimeError when the installed Preflights is not the
+    one this integration relies on.
     """
     problems = compat_problems()
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
     flow: Flow | None = load_flow(flow_path) if flow_path else None
-    tools = PreflightsTools(build_store_app(store, flow))
+    try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
+        guard = configured_guard(flow, report=logger.warning)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    tools = PreflightsTools(build_store_app(store, flow, guard, answered_by="agent"))
+    forms = PreflightsForms(
+        tools.require_clarification, answers_from, RoundSealer(request_state_keys)
+    )
+    note = USER_ONLY_NOTE.replace("answers_need_user", ANSWERS_NEED_USER)
+    note = note if answers_from == "user" else ""
     server = MCPServer(
         SERVER_NAME,
-        instructions="Preflights' clarification tools, on the preflight-fsm engine.",
+        instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
     )
 
-    @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION)
-    def require_clarification(
+    @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
+    async def require_clarification(
+        ctx: Context,
         user_intention: str,
         optional_context: str | None = None,
         session_id: str | None = None,
         answers: dict[str, Any] | None = None,
         preferences: dict[str, Any] | None = None,
         repo_path: str | None = None,
-    ) -> dict[str, Any]:
-        return tools.require_clarification(
-            user_intention, optional_context, session_id, answers, preferences, repo_path
+    ) -> dict[str, Any] | InputRequiredResult:
+        return await forms.require_clarification(
+            ctx,
+            user_intention=user_intention,
+            optional_context=optional_context,
+            session_id=session_id,
+            answers=answers,
+            preferences=preferences,
+            repo_path=repo_path,
         )
 
     @server.tool(name="read_architecture", description=READ_ARCHITECTURE)
@@ -193,16 +227,25 @@ def build_preflights_server(store: str | None = None, flow_path: str | None = No
     return server
 
 
-def build_store_app(store: str | None = None, flow: Flow | None = None) -> FsmPreflightsApp:
-    """Preflights' application on the engine, its sessions in a preflight-fsm store."""
+def build_store_app(
+    store: str | None = None,
+    flow: Flow | None = None,
+    llm_adapter: FsmLLMAdapter | None = None,
+    *,
+    answered_by: AnsweredBy = "api",
+) -> FsmPreflightsApp:
+    """Preflights' application on the engine (or ``llm_adapter``, a guarded LLM), its sessions
+    in a preflight-fsm store; its rounds supplied by ``answered_by`` unless a round says
+    otherwise."""
     return FsmPreflightsApp(
         session_adapter=StoreSessionAdapter(open_store(store)),
-        llm_adapter=FsmLLMAdapter(flow=flow),
+        llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),
         uid_provider=RandomUIDProvider(),
         clock_provider=SystemClockProvider(),
         file_context_builder=SimpleFileContextBuilder(),
         config_loader=DefaultConfigLoader(),
+        answered_by=answered_by,
     )
 
 
@@ -214,9 +257,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--store", help="session store (default: PREFLIGHT_FSM_STORE, else SQLite)")
     parser.add_argument("--flow", help="a flow file (default: the default flow)")
+    parser.add_argument(
+        "--answers-from",
+        choices=("user", "any"),
+        help="who may answer (default: PREFLIGHT_FSM_ANSWERS_FROM, else any)",
+    )
     options = parser.parse_args(argv)
+    policy = answers_from_setting(options.answers_from)
+    if policy is None:
+        parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user or any\n")
     try:
-        server = build_preflights_server(options.store, options.flow)
+        server = build_preflights_server(options.store, options.flow, answers_from=policy)
     except (RuntimeError, PreflightFsmError, OSError) as exc:
         parser.exit(2, f"✗ Error: {exc}\n")
     server.run("stdio")

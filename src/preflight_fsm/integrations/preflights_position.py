@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from preflight_fsm.answered_by import AnsweredBy, Source
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, PreflightFsmError
 from preflight_fsm.flow import Flow
 from preflight_fsm.machine import ClarificationMachine
@@ -69,6 +70,7 @@ class Position:
     turn: Turn | None
     feedback: dict[str, Any] | None = None
     answers: dict[str, Any] = field(default_factory=dict)
+    decided_by: tuple[tuple[str, Source], ...] = ()  # who supplied each decided value, once Done
 
     def describe(self) -> dict[str, Any]:
         """A JSON-serialisable account, as ``debug_llm`` writes it and logs read it."""
@@ -129,8 +131,12 @@ def position(
     answers: Mapping[str, Any],
     flow: Flow,
     rounds: Sequence[Mapping[str, Any]] = (),
+    answered_by: AnsweredBy = "api",
+    sources: Sequence[AnsweredBy] = (),
 ) -> Position:
-    """Replay the ``rounds`` already accepted, then settle ``answers`` on them. Never raises.
+    """Replay the ``rounds`` already accepted (round i supplied by ``sources[i]``, else by
+    ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9). Never
+    raises.
 
     Each round is one step, as it was when it was accepted, so the turn budget (C3) and the
     conflicts of changed answers (C5) are the engine's own; without rounds the flat answers are
@@ -140,12 +146,13 @@ def position(
     question turn.
     """
     chosen = engine_intention(intention, flow)
-    relevant = _relevant(answers, flow)
+    relevant = _relevant(answers, flow) if isinstance(answers, Mapping) else {}
     machine = ClarificationMachine(chosen.text, flow)
     turn = machine.turn
     try:
-        for accepted in rounds:
-            turn = _step_if_answered(machine, turn, _relevant(accepted, flow))
+        for i, accepted in enumerate(rounds):
+            source = sources[i] if i < len(sources) else answered_by
+            turn = _step_if_answered(machine, turn, _relevant(accepted, flow), source)
     except PreflightFsmError as exc:  # a recorded round no longer replays (another flow)
         logger.warning("recorded rounds do not replay (%s): the answers are replayed alone", exc)
         machine = ClarificationMachine(chosen.text, flow)
@@ -156,12 +163,12 @@ def position(
             # so the engine reports the conflict (C5). A step refused only for the missing
             # pending answer changes nothing (errors never do) and is no conflict.
             try:
-                turn = machine.step(relevant)
+                turn = machine.step(relevant, answered_by)
             except InvalidAnswers as exc:
                 if exc.feedback.get("issues", {}).get("invalid"):
                     raise
         for _ in range(flow.limits.max_turns + 1):
-            stepped = _step_if_answered(machine, turn, relevant)
+            stepped = _step_if_answered(machine, turn, relevant, answered_by)
             if stepped is turn:
                 break
             turn = stepped
@@ -170,14 +177,16 @@ def position(
     except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
         return Position(chosen, None, feedback, relevant)
-    return Position(chosen, turn, None, relevant)
+    return Position(chosen, turn, None, relevant, machine.decided_by)
 
 
-def _step_if_answered(machine: ClarificationMachine, turn: Turn, answers: dict[str, Any]) -> Turn:
+def _step_if_answered(
+    machine: ClarificationMachine, turn: Turn, answers: dict[str, Any], answered_by: AnsweredBy
+) -> Turn:
     """The next turn if the question asked now is answered; else ``turn`` itself."""
     if turn.finished or not turn.questions or turn.questions[0].id not in answers:
         return turn
-    return machine.step(answers)
+    return machine.step(answers, answered_by)
 
 
 def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from preflights.adapters.file_session import FileSessionAdapter
 from preflights.application.ports.session import SessionAlreadyExistsError, SessionNotFoundError
 from preflights.application.types import Session
 
+from preflight_fsm.answered_by import ANSWERED_BY, AnsweredBy
 from preflight_fsm.errors import (
     CorruptSession,
     SessionConflict,
@@ -35,6 +36,7 @@ __all__ = [
     "StoreSessionAdapter",
     "record_round",
     "recorded_rounds",
+    "recorded_sources",
 ]
 
 KEY_PREFIX: Final = PREFLIGHTS_PREFIX
@@ -42,6 +44,8 @@ KEY_PREFIX: Final = PREFLIGHTS_PREFIX
 
 ROUNDS: Final = "fsm_rounds"
 """The attribute (and JSON key) holding the engine's accepted rounds on a Preflights Session."""
+SOURCES: Final = "fsm_round_sources"
+"""The attribute (and JSON key) holding who supplied each accepted round (``answered_by``)."""
 
 
 def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
@@ -55,9 +59,24 @@ def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
     return tuple(dict(r) for r in rounds if isinstance(r, dict))
 
 
-def record_round(session: Session, answers: dict[str, Any]) -> None:
-    """Append one accepted round's answers to the session."""
+def recorded_sources(session: Session) -> tuple[AnsweredBy, ...]:
+    """Who supplied each accepted round (C9's ``answered_by``), as far as they were kept; a
+    round kept before this was recorded has none (the caller's default applies)."""
+    sources = getattr(session, SOURCES, ())
+    return tuple(s for s in sources if s in ANSWERED_BY)
+
+
+def record_round(
+    session: Session, answers: dict[str, Any], answered_by: AnsweredBy = "api"
+) -> None:
+    """Append one accepted round's answers, supplied by ``answered_by``, to the session."""
+    sources = recorded_sources(session)
+    # A round without a kept source (recorded before sources were) is unknown, so that the
+    # rounds and their sources stay aligned.
+    unknown: tuple[AnsweredBy, ...] = ("unknown",)
+    sources += unknown * (len(recorded_rounds(session)) - len(sources))
     setattr(session, ROUNDS, (*recorded_rounds(session), dict(answers)))
+    setattr(session, SOURCES, (*sources, answered_by))
 
 
 class FsmFileSessionAdapter(FileSessionAdapter):
@@ -73,6 +92,7 @@ class FsmFileSessionAdapter(FileSessionAdapter):
             {k: list(v) if isinstance(v, tuple) else v for k, v in r.items()}
             for r in recorded_rounds(session)
         ]
+        data[SOURCES] = list(recorded_sources(session))
         return data
 
     def _deserialize_session(self, data: dict[str, Any]) -> Session:
@@ -84,9 +104,13 @@ class FsmFileSessionAdapter(FileSessionAdapter):
         session.detected_from_intent = tuple(
             (str(pair[0]), str(pair[1])) for pair in data.get("detected_from_intent") or ()
         )
-        for accepted in data.get(ROUNDS) or ():
-            if isinstance(accepted, dict):
-                record_round(session, accepted)
+        rounds = [dict(r) for r in data.get(ROUNDS) or () if isinstance(r, dict)]
+        kept = data.get(SOURCES)
+        sources = [s for s in kept if s in ANSWERED_BY] if isinstance(kept, list) else []
+        if len(sources) != len(rounds):  # kept before sources were, or damaged: not known
+            sources = ["unknown"] * len(rounds)
+        setattr(session, ROUNDS, tuple(rounds))
+        setattr(session, SOURCES, tuple(sources))
         return session
 
 

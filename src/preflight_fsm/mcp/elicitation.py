@@ -13,19 +13,59 @@ input-required round (:func:`input_request`).
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import Any, Literal
 
+import anyio
 from mcp.server.elicitation import render_elicitation_schema
-from mcp_types import ElicitRequest, ElicitRequestFormParams
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from preflight_fsm import Question
 
-__all__ = ["ANSWER_KEY", "answers_from", "form_message", "form_model", "input_request"]
+__all__ = [
+    "ANSWER_KEY",
+    "answers_from",
+    "can_elicit",
+    "elicit_form",
+    "form_message",
+    "form_model",
+    "input_request",
+]
+
+logger = logging.getLogger(__name__)
 
 ANSWER_KEY = "answer"
 """The key of the one input request each round carries (and of its response)."""
+
+
+def can_elicit(ctx: Context[Any]) -> bool:
+    """True when the client declared that it shows forms (elicitation in form mode)."""
+    capabilities = ctx.client_capabilities
+    if capabilities is None or capabilities.elicitation is None:
+        return False
+    # An empty elicitation capability means form mode (the spec's default).
+    elicitation = capabilities.elicitation
+    return elicitation.form is not None or elicitation.url is None
+
+
+async def elicit_form(
+    ctx: Context[Any], message: str, questions: tuple[Question, ...]
+) -> ElicitResult | None:
+    """The handshake-era form asking ``questions``, answered or not; None when the client could
+    not show it (the request failed), which the caller reports like a client without forms."""
+    try:
+        return await ctx.request_context.session.elicit_form(
+            message=message,
+            requested_schema=render_elicitation_schema(form_model(questions)),
+            related_request_id=ctx.request_id,
+        )
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        logger.warning("elicitation failed (%s); returning the questions", exc)
+        return None
 
 
 @lru_cache(maxsize=256)

@@ -19,6 +19,7 @@ from preflight_fsm.errors import (
     SessionNotFound,
     StoreUnavailable,
 )
+from preflight_fsm.mcp.policy import NEED_USER_ARGUMENTS
 from preflight_fsm.mcp.results import ErrorCode, ErrorDetail, Failed
 
 __all__ = ["failed", "failure_of"]
@@ -48,6 +49,7 @@ _HINTS: dict[ErrorCode, str] = {
     "invalid_request_state": "The elicitation state sent back was refused (changed, expired, or "
     "minted by another server) and nothing was changed: call require_clarification with the "
     "session_id and no answers to see the current turn.",
+    "answers_need_user": NEED_USER_ARGUMENTS,
     "internal_error": "Nothing was changed. Call get_session to see where the session stands; "
     "report the message if it persists.",
 }

@@ -16,12 +16,14 @@ import pydantic_core
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, WithJsonSchema
 
-from preflight_fsm import Question, TraceStep, Turn
+from preflight_fsm import AnsweredBy, Question, TraceStep, Turn
+from preflight_fsm.answered_by import Source
 from preflight_fsm.store import SessionState
 
 __all__ = [
     "ClarificationOutcome",
     "Completed",
+    "DecidedOut",
     "ErrorCode",
     "ErrorDetail",
     "Failed",
@@ -30,6 +32,7 @@ __all__ = [
     "PatchOut",
     "SessionOutcome",
     "SessionView",
+    "StepOut",
     "Stopped",
     "TraceOut",
     "outcome_of",
@@ -51,6 +54,7 @@ ErrorCode = Literal[
     "corrupt_session",
     "store_unavailable",
     "invalid_request_state",
+    "answers_need_user",
     "internal_error",
 ]
 """One code per condition; ``docs/mcp.md`` lists what each means and what to send next."""
@@ -74,6 +78,16 @@ class PatchOut(_Result):
     fields: list[PatchField]
 
 
+class DecidedOut(_Result):
+    """Who supplied one value of the decision: ``{"name": "Strategy", "answered_by": ...}``."""
+
+    name: str = Field(description="'Category', or a field of the patch.")
+    answered_by: Source = Field(
+        description="The answered_by of the step that supplied it (user_form, agent, cli, api, "
+        "unknown), or 'intention' when the intention's own words decided it."
+    )
+
+
 class NeedsClarification(_Result):
     """The session waits for answers: ask ``questions``, then call again with ``answers``."""
 
@@ -95,6 +109,10 @@ class Completed(_Result):
     status: Literal["completed"] = "completed"
     session_id: str
     patch: PatchOut
+    decided_by: list[DecidedOut] = Field(
+        default_factory=list,
+        description="Who supplied each value of the decision, the category first.",
+    )
     decision_hint: Hint
     progress: float
     turn: int
@@ -140,6 +158,21 @@ class TraceOut(_Result):
     source: str
     dest: str
     guards: list[str]
+    answered_by: AnsweredBy | None = Field(
+        default=None,
+        description="Who supplied the answers of the step that took it (absent for the start).",
+    )
+
+
+class StepOut(_Result):
+    """One accepted step: its answers as recorded (null: given blank) and who supplied them."""
+
+    step: int = Field(description="1 for the first step; the trace's `turn` of its transitions.")
+    answered_by: AnsweredBy = Field(
+        description="user_form (a form the person answered), agent (tool arguments), cli (the "
+        "command line), api (a library call), unknown (recorded before this was kept)."
+    )
+    answers: dict[str, str | None]
 
 
 class SessionView(_Result):
@@ -157,6 +190,12 @@ class SessionView(_Result):
     missing_info: list[str]
     questions: list[Question]
     patch: PatchOut | None = None
+    decided_by: list[DecidedOut] = Field(
+        default_factory=list, description="Who supplied each value of the decision (Done only)."
+    )
+    steps: list[StepOut] = Field(
+        default_factory=list, description="Every accepted step, with who supplied its answers."
+    )
     trace: list[TraceOut]
     updated_at: float
     expires_at: float
@@ -213,14 +252,22 @@ def _patch(turn: Turn) -> PatchOut | None:
     return PatchOut(category=turn.patch.category, fields=fields)
 
 
-def outcome_of(session_id: str, turn: Turn) -> NeedsClarification | Completed | Stopped:
-    """The ``require_clarification`` result for a session at ``turn``."""
+def _decided(decided_by: tuple[tuple[str, Source], ...]) -> list[DecidedOut]:
+    return [DecidedOut(name=name, answered_by=source) for name, source in decided_by]
+
+
+def outcome_of(
+    session_id: str, turn: Turn, decided_by: tuple[tuple[str, Source], ...] = ()
+) -> NeedsClarification | Completed | Stopped:
+    """The ``require_clarification`` result for a session at ``turn``; ``decided_by`` says who
+    supplied each value of a decision."""
     if turn.state == "Done":
         patch = _patch(turn)
         assert patch is not None  # Done always carries its patch (C6)
         return Completed(
             session_id=session_id,
             patch=patch,
+            decided_by=_decided(decided_by),
             decision_hint=turn.decision_hint,
             progress=turn.progress,
             turn=turn.number,
@@ -247,6 +294,7 @@ def session_view(state: SessionState, trace: tuple[TraceStep, ...]) -> SessionVi
     """``get_session``'s answer for a stored session."""
     turn = state.turn
     status = outcome_of(state.id, turn).status
+    sources = {s.step: s.answered_by for s in state.steps}
     return SessionView(
         status=status,
         session_id=state.id,
@@ -260,9 +308,20 @@ def session_view(state: SessionState, trace: tuple[TraceStep, ...]) -> SessionVi
         missing_info=list(turn.missing_info),
         questions=list(turn.questions),
         patch=_patch(turn),
+        decided_by=_decided(state.decided_by),
+        steps=[
+            StepOut(step=s.step, answered_by=s.answered_by, answers=dict(s.answers))
+            for s in state.steps
+        ],
         trace=[
             TraceOut(
-                turn=t.turn, trigger=t.trigger, source=t.source, dest=t.dest, guards=list(t.guards)
+                turn=t.turn,
+                trigger=t.trigger,
+                source=t.source,
+                dest=t.dest,
+                guards=list(t.guards),
+                # A step's transitions carry its number as their turn (0: the start).
+                answered_by=sources.get(t.turn) if t.trigger == "answer" else None,
             )
             for t in trace
         ],

@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.errors import failed
+from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
 from preflight_fsm.mcp.tools import GET_SESSION, REQUIRE_CLARIFICATION, ClarificationTools
@@ -47,29 +48,35 @@ def flow_mermaid(flow: Flow) -> str:
     return to_mermaid(flow_graph(flow))
 
 
-def build_server(sessions: Sessions, *, request_state_keys: Sequence[bytes] = ()) -> MCPServer[Any]:
+def build_server(
+    sessions: Sessions,
+    *,
+    request_state_keys: Sequence[bytes] = (),
+    answers_from: AnswersFrom = "any",
+) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
     ``request_state_keys`` (each at least 32 bytes; the first seals, any opens) let
     elicitation rounds of 2026-07-28 clients survive a restart or continue on another server;
-    without them each process seals with a random key of its own.
+    without them each process seals with a random key of its own. ``answers_from`` is the
+    policy (``policy.py``): ``user`` takes answers only through forms.
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from == "user" else ""),
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
     )
     # Outermost, so the SDK's own refusal of a tampered state becomes an error result (below).
     server.middleware.insert(0, _refused_state_as_result)
-    tools = ClarificationTools(sessions, RoundSealer(keys))
+    tools = ClarificationTools(sessions, RoundSealer(keys), answers_from)
     server.add_tool(
         tools.require_clarification,
         name="require_clarification",
         title="Clarify before coding",
-        description=REQUIRE_CLARIFICATION,
+        description=REQUIRE_CLARIFICATION + (USER_ONLY_NOTE if answers_from == "user" else ""),
     )
     server.add_tool(
         tools.get_session, name="get_session", title="Show a session", description=GET_SESSION

@@ -16,20 +16,27 @@ from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import WithJsonSchema
 
-from preflight_fsm import ClarificationMachine, InvalidAnswers, PreflightFsmError, Question
+from preflight_fsm import (
+    AnsweredBy,
+    ClarificationMachine,
+    InvalidAnswers,
+    PreflightFsmError,
+    Question,
+)
+from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, SessionId, TurnNumber
 from preflight_fsm.mcp.elicitation import (
     ANSWER_KEY,
     answers_from,
+    can_elicit,
+    elicit_form,
     form_message,
-    form_model,
     input_request,
 )
 from preflight_fsm.mcp.errors import failed, failure_of
+from preflight_fsm.mcp.policy import NEED_USER_DECLINED, NEED_USER_NO_FORMS, AnswersFrom
 from preflight_fsm.mcp.request_state import InvalidRoundState, RoundSealer, RoundState
 from preflight_fsm.mcp.results import (
     ClarificationOutcome,
@@ -50,62 +57,6 @@ MAX_FORM_RETRIES = 3
 """Refused forms (C5) re-asked within one call before the call ends in invalid_answers."""
 
 _T = TypeVar("_T")
-
-# Arguments are taken as any JSON and checked here, so a wrong type gets an `error` result with
-# a recovery hint rather than the SDK's validation text; the published schema still says what to
-# send. (The SDK parses a JSON text sent for a non-string argument, so `answers` may arrive as
-# the JSON of an object, as some clients send it.)
-Intention = Annotated[
-    Any,
-    WithJsonSchema(
-        {
-            "type": "string",
-            "description": "What the user wants to change, in one sentence. Required to start a "
-            "session; ignored when session_id continues one.",
-        }
-    ),
-]
-SessionId = Annotated[
-    Any,
-    WithJsonSchema(
-        {"type": "string", "description": "The session to continue (omit to start a new one)."}
-    ),
-]
-Answers = Annotated[
-    Any,
-    WithJsonSchema(
-        {
-            "type": "object",
-            "description": "Answers to the current questions: question id -> text (or a list "
-            "of texts). For 'Other (specify)', also send the text as <id>__other.",
-            "additionalProperties": {
-                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
-            },
-        }
-    ),
-]
-OptionalContext = Annotated[
-    Any,
-    WithJsonSchema(
-        {
-            "type": "string",
-            "description": "Extra context for a new session; it is added to the intention as "
-            "Preflights does ('<intention>\\n\\nContext: <context>').",
-        }
-    ),
-]
-TurnNumber = Annotated[
-    Any,
-    WithJsonSchema(
-        {
-            "type": "integer",
-            "minimum": 1,
-            "description": "The `turn` of the needs_clarification being answered. When given, "
-            "answers reach only that turn: if the session moved on, the call gets "
-            "session_conflict instead.",
-        }
-    ),
-]
 
 REQUIRE_CLARIFICATION = (
     "Call before writing code for a change whose approach is not settled. Start with "
@@ -166,9 +117,12 @@ def _json_type(value: object) -> str:
 class ClarificationTools:
     """The tools over one :class:`~preflight_fsm.store.Sessions`; registered by ``server.py``."""
 
-    def __init__(self, sessions: Sessions, sealer: RoundSealer) -> None:
+    def __init__(
+        self, sessions: Sessions, sealer: RoundSealer, answers_from: AnswersFrom = "any"
+    ) -> None:
         self.sessions = sessions
         self.sealer = sealer
+        self.answers_from = answers_from
 
     # -- blocking store work, run in a worker thread -----------------------------------------
 
@@ -178,7 +132,7 @@ class ClarificationTools:
     def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Position:
         machine = ClarificationMachine(intention, self.sessions.flow)
         if answers:
-            machine.step(answers)  # refused answers: nothing is stored (C5)
+            machine.step(answers, "agent")  # refused answers: nothing is stored (C5)
         record = self.sessions.create(machine)
         return _Position(record.id, record.version, machine)
 
@@ -193,8 +147,10 @@ class ClarificationTools:
         *,
         turn: int | None = None,
         version: int | None = None,
+        answered_by: AnsweredBy = "agent",
     ) -> _Position:
-        """One step, written by compare-and-set on the version it loaded (or ``version``)."""
+        """One step, its answers supplied by ``answered_by``, written by compare-and-set on the
+        version it loaded (or ``version``)."""
         position = self._load(session_id)
         machine = position.machine
         moved = (version is not None and position.version != version) or (
@@ -202,7 +158,7 @@ class ClarificationTools:
         )
         if moved:
             raise _MovedOn(position)
-        machine.step(answers)
+        machine.step(answers, answered_by)
         record = self.sessions.save(session_id, machine, position.version)
         return _Position(record.id, record.version, machine)
 
@@ -273,6 +229,13 @@ class ClarificationTools:
         if ctx.request_state is not None:  # a 2026-07-28 elicitation round coming back
             return await self._next_round(ctx, continuing)
         given = answers if isinstance(answers, Mapping) else None
+        if given and self.answers_from == "user":
+            return failed(
+                "answers_need_user",
+                "answers were passed as tool arguments, and this server takes answers only from "
+                "the person, through forms (--answers-from user); nothing was recorded",
+                session_id=continuing,
+            )
         try:
             if continuing is None:
                 assert isinstance(user_intention, str)
@@ -291,8 +254,10 @@ class ClarificationTools:
             return self._conflict(moved.position)
         except PreflightFsmError as error:
             return failure_of(error, continuing)
-        if position.machine.finished or not self._can_elicit(ctx):
-            return outcome_of(position.session_id, position.machine.turn)
+        if position.machine.finished:
+            return self._outcome(position)
+        if not can_elicit(ctx):
+            return self._unanswered(position, declined=False)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return self._round(position, retries=0, problem=None)
         return await self._elicit_in_place(ctx, position)
@@ -354,16 +319,34 @@ class ClarificationTools:
             session_id=position.session_id,
         )
 
-    # -- elicitation ---------------------------------------------------------------------------
-
     @staticmethod
-    def _can_elicit(ctx: Context) -> bool:
-        capabilities = ctx.client_capabilities
-        if capabilities is None or capabilities.elicitation is None:
-            return False
-        # An empty elicitation capability means form mode (the spec's default).
-        elicitation = capabilities.elicitation
-        return elicitation.form is not None or elicitation.url is None
+    def _outcome(position: _Position) -> Any:
+        machine = position.machine
+        return outcome_of(position.session_id, machine.turn, machine.decided_by)
+
+    def _unanswered(self, position: _Position, *, declined: bool) -> Any:
+        """A turn the person was not asked (no forms) or did not answer (a declined form).
+
+        Under ``any`` the agent gets the questions, to ask in chat and send as answers. Under
+        ``user`` that is what the policy forbids: the call ends in ``answers_need_user``, the
+        session as it stood, and the hint says what the person can do instead.
+        """
+        if self.answers_from != "user":
+            return self._outcome(position)
+        if declined:
+            why, hint = "the person declined or closed the form", NEED_USER_DECLINED
+        else:
+            why, hint = "this client cannot show forms", NEED_USER_NO_FORMS
+        return failed(
+            "answers_need_user",
+            f"turn {position.machine.turn.number} was not answered: {why}, and this server takes "
+            "answers only from the person, through forms (--answers-from user); nothing was "
+            "recorded",
+            session_id=position.session_id,
+            hint=hint.format(session_id=position.session_id),
+        )
+
+    # -- elicitation ---------------------------------------------------------------------------
 
     def _round(self, position: _Position, retries: int, problem: str | None) -> InputRequiredResult:
         """A 2026-07-28 input-required round asking the session's current turn as a form."""
@@ -401,8 +384,14 @@ class ClarificationTools:
                 session_id=position.session_id,
             )
         if response.action != "accept":
-            return outcome_of(position.session_id, position.machine.turn)
+            return self._unanswered(position, declined=True)
         return await self._take_form(position, response.content, state.retries)
+
+    async def _form_step(self, position: _Position, answers: dict[str, str]) -> _Position:
+        """The step of an accepted form: the person's answers (``user_form``), written only over
+        the version the form was asked on."""
+        step = partial(self._step, answered_by="user_form", version=position.version)
+        return await self._blocking(step, position.session_id, answers)
 
     async def _take_form(self, position: _Position, content: object, retries: int) -> Any:
         questions = position.machine.turn.questions
@@ -410,9 +399,7 @@ class ClarificationTools:
         feedback: dict[str, Any] | None = None
         if problem is None:
             try:
-                position = await self._blocking(
-                    partial(self._step, position.session_id, answers, version=position.version)
-                )
+                position = await self._form_step(position, answers)
             except _MovedOn as moved:
                 return self._conflict(moved.position)
             except InvalidAnswers as error:
@@ -429,7 +416,7 @@ class ClarificationTools:
                 )
             return self._round(position, retries + 1, problem)
         if position.machine.finished:
-            return outcome_of(position.session_id, position.machine.turn)
+            return self._outcome(position)
         return self._round(position, 0, None)
 
     async def _elicit_in_place(self, ctx: Context, position: _Position) -> Any:
@@ -440,25 +427,17 @@ class ClarificationTools:
         while not position.machine.finished:
             machine = position.machine
             questions: tuple[Question, ...] = machine.turn.questions
-            try:
-                reply = await ctx.request_context.session.elicit_form(
-                    message=form_message(machine.intention, questions, problem),
-                    requested_schema=_schema(questions),
-                    related_request_id=ctx.request_id,
-                )
-            except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                # The client could not show the form: the agent asks in chat instead.
-                logger.warning("elicitation failed (%s); returning the questions", exc)
-                return outcome_of(position.session_id, machine.turn)
+            message = form_message(machine.intention, questions, problem)
+            reply = await elicit_form(ctx, message, questions)
+            if reply is None:  # the client could not show the form
+                return self._unanswered(position, declined=False)
             if reply.action != "accept":
-                return outcome_of(position.session_id, machine.turn)
+                return self._unanswered(position, declined=True)
             answers, problem = answers_from(questions, reply.content)
             feedback: dict[str, Any] | None = None
             if problem is None:
                 try:
-                    position = await self._blocking(
-                        partial(self._step, position.session_id, answers, version=position.version)
-                    )
+                    position = await self._form_step(position, answers)
                     retries = 0
                     continue
                 except _MovedOn as moved:
@@ -475,13 +454,7 @@ class ClarificationTools:
                     session_id=position.session_id,
                     feedback=feedback,
                 )
-        return outcome_of(position.session_id, position.machine.turn)
-
-
-def _schema(questions: tuple[Question, ...]) -> dict[str, Any]:
-    from mcp.server.elicitation import render_elicitation_schema
-
-    return render_elicitation_schema(form_model(questions))
+        return self._outcome(position)
 
 
 class _MovedOn(Exception):

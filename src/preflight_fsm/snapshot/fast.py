@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import pydantic_core
 
+from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
 from preflight_fsm.flow import FlowRegistry
@@ -41,7 +42,8 @@ def restored_json(
     data: object, flows: FlowRegistry, require_digest: bool, keys: SealKeys | None
 ) -> Session | None:
     """The session a full snapshot in JSON text of this schema version restores to, checked as
-    the full path checks it (structure, digest, seal, replay, every derived field) but on the
+    the full path checks it (structure, digest, seal, replay with each step's answered_by,
+    every derived field) but on the
     parsed JSON itself, without building a :class:`SessionSnapshot`; None for anything else or
     anything in doubt, and the full path (``restore.py``) decides and
     names what is wrong. It accepts only what the full path accepts, into the same session
@@ -62,6 +64,7 @@ def restored_json(
     fingerprint = raw.get("flow_fingerprint")
     version = raw.get("schema_version", SCHEMA_VERSION)
     steps = raw.get("steps", [])
+    answered_by = raw.get("answered_by", [])
     digest = raw.get("digest")
     seal = raw.get("seal")
     if not (
@@ -72,6 +75,9 @@ def restored_json(
         and version == SCHEMA_VERSION
         and type(steps) is list
         and len(steps) <= MAX_STEPS
+        and type(answered_by) is list
+        and len(answered_by) == len(steps)
+        and all(type(source) is str and source in SOURCES for source in answered_by)
         and (digest is None or (type(digest) is str and len(digest) <= MAX_TEXT))
         and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
     ):
@@ -84,6 +90,7 @@ def restored_json(
     if keys is not None or digest is not None:
         content = canonical(
             {
+                "answered_by": answered_by,
                 "flow_fingerprint": fingerprint,
                 "intention": intention,
                 "schema_version": version,
@@ -98,7 +105,7 @@ def restored_json(
     if flow is None:
         return None
     try:
-        s = replay(engine_for(flow), intention, steps)
+        s = replay(engine_for(flow), intention, steps, answered_by)
     except InvalidSnapshot:
         return None
     return s if s.steps == steps and _derives(raw, derived_fields(s)) else None

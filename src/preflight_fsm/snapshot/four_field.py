@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.engine import Engine
 from preflight_fsm.errors import InvalidSnapshot
 from preflight_fsm.flow import OTHER_SUFFIX
@@ -20,7 +21,7 @@ def restore_four_field(engine: Engine, snap: SessionSnapshot) -> Session:
     for name in ("flow", "category", "other_for", "turn", "digest", "seal"):
         if getattr(snap, name) is not None:
             raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
-    for name in ("steps", "answers", "trace"):
+    for name in ("steps", "answered_by", "answers", "trace"):
         if getattr(snap, name):
             raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
     if not snap.missing_info:
@@ -62,7 +63,9 @@ def restore_four_field(engine: Engine, snap: SessionSnapshot) -> Session:
     else:
         kind = "an __other id" if key.endswith(OTHER_SUFFIX) else "no question of this flow"
         raise InvalidSnapshot("missing_info", f"names {key!r}, {kind}; it names a choice")
-    s = replay(engine, snap.intention, steps)
+    # Preflights' four fields do not say who answered: the synthesised steps are "unknown".
+    unknown: list[AnsweredBy] = ["unknown"] * len(steps)
+    s = replay(engine, snap.intention, steps, unknown)
     if s.position.state != target:  # a budget below the synthesised turns
         raise InvalidSnapshot("missing_info", f"names a position this flow cannot reach ({target})")
     return s

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Final, Literal
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.states import StateName
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "trace_object",
 ]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The snapshot format this version writes; older ones are migrated (``versions.py``)."""
 
 MAX_SNAPSHOT_BYTES: Final = 256 * 1024
@@ -76,6 +77,8 @@ class SessionSnapshot(_Frozen):
     flow_fingerprint: _Text | None = None
     # The inputs: the answers each accepted step took, as normalised (null: given blank).
     steps: tuple[dict[_Text, _Value | None], ...] = Field(default=(), max_length=MAX_STEPS)
+    # Who supplied each step's answers, one per step (schema version 3; older steps: unknown).
+    answered_by: tuple[AnsweredBy, ...] = Field(default=(), max_length=MAX_STEPS)
     # What the inputs derive; restoring checks each against the replay.
     state: StateName | None = None
     category: _Text | None = None
@@ -97,7 +100,7 @@ class SessionSnapshot(_Frozen):
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-SIGNED_FIELDS: Final = ("flow_fingerprint", "intention", "schema_version", "steps")
+SIGNED_FIELDS: Final = ("answered_by", "flow_fingerprint", "intention", "schema_version", "steps")
 """What the digest and the seal cover: the session's inputs (C9), keys in sorted order. Every
 other field is what they derive, and restoring refuses any of it that differs from the replay
 (D48): signing the inputs signs the whole snapshot."""
@@ -116,6 +119,7 @@ def canonical(content: Mapping[str, Any]) -> bytes:
     signed field holding an object must be sorted too."""
     return pydantic_core.to_json(
         {
+            "answered_by": content["answered_by"],
             "flow_fingerprint": content["flow_fingerprint"],
             "intention": content["intention"],
             "schema_version": content["schema_version"],

@@ -10,12 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from preflight_fsm.bounded import TooLarge, read_bounded
+
 __all__ = ["MIN_KEY_BYTES", "SEAL_KEYS_ENV", "SEAL_KEY_FILE_ENV", "SealKeys"]
 
 SEAL_KEYS_ENV: Final = "PREFLIGHT_FSM_SEAL_KEYS"
 """Environment variable holding seal keys, comma-separated; the first seals."""
 SEAL_KEY_FILE_ENV: Final = "PREFLIGHT_FSM_SEAL_KEY_FILE"
 """Environment variable naming a key file: one key per line, the first seals."""
+MAX_KEY_FILE_BYTES: Final = 64 * 1024
+"""A seal key file is read up to this size (hundreds of keys); a larger one is refused."""
+
 MIN_KEY_BYTES: Final = 32
 
 
@@ -57,8 +62,8 @@ class SealKeys:
     def from_file(cls, path: str | Path) -> SealKeys:
         """Keys from a key file (one per line, the first seals)."""
         try:
-            return cls.from_text(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
+            return cls.from_text(read_bounded(Path(path), MAX_KEY_FILE_BYTES).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, TooLarge) as exc:
             raise ValueError(f"cannot read the seal key file {path}: {exc}") from None
 
     @classmethod

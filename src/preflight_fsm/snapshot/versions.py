@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pydantic_core
+
 from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotVersionError
 from preflight_fsm.flow import OTHER_SUFFIX, FlowRegistry
 from preflight_fsm.snapshot.model import SCHEMA_VERSION, canonical
@@ -93,7 +95,7 @@ def _check_as_written(
         raise InvalidSnapshot("digest" if type(digest) is not str else "seal", "must be text")
     try:
         content = SIGNED_CONTENT[version](data)
-    except (TypeError, ValueError, RecursionError):
+    except (TypeError, ValueError, RecursionError, AttributeError):
         raise InvalidSnapshot("snapshot", "cannot be put in canonical form") from None
     if keys is not None:
         if seal is None:
@@ -161,3 +163,30 @@ def _v1_to_v2(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
 
 MIGRATIONS[1] = _v1_to_v2
 SIGNED_CONTENT[1] = _v1_content
+
+
+def _v2_content(data: dict[str, Any]) -> bytes:
+    """Version 2 signed its inputs without ``answered_by``: ``model.canonical`` as it was then."""
+    return pydantic_core.to_json(
+        {
+            "flow_fingerprint": data.get("flow_fingerprint"),
+            "intention": data.get("intention"),
+            "schema_version": data.get("schema_version"),
+            "steps": [
+                step if len(step) < 2 else dict(sorted(step.items()))
+                for step in data.get("steps", [])
+            ],
+        }
+    )
+
+
+def _v2_to_v3(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
+    """Version 2 did not record who supplied a step's answers: every step is ``unknown``."""
+    steps = data.get("steps")
+    if isinstance(steps, list) and "answered_by" not in data:
+        data["answered_by"] = ["unknown"] * len(steps)
+    return data
+
+
+MIGRATIONS[2] = _v2_to_v3
+SIGNED_CONTENT[2] = _v2_content

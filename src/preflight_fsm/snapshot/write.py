@@ -29,6 +29,7 @@ def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
         schema_version=SCHEMA_VERSION,
         flow_fingerprint=s.engine.flow.fingerprint,
         steps=s.steps,
+        answered_by=s.answered_by,
     )
     signed = canonical(content)
     content["digest"] = hashlib.sha256(signed).hexdigest()

@@ -15,10 +15,11 @@ neither. The URL's password never appears in any message (:func:`redacted`).
 from __future__ import annotations
 
 import math
+import re
 import time
 import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from preflight_fsm.errors import (
@@ -45,12 +46,23 @@ __all__ = ["DEFAULT_PREFIX", "RedisStore", "redacted"]
 
 DEFAULT_PREFIX = "preflight-fsm:session:"
 
+# The longest Redis TTL set, in milliseconds (about 3,170 years: "never" for a session). Lua
+# hands numbers to Redis as text with 14 significant digits, so a longer one would reach PEXPIRE
+# as "1e+303" and be refused; the _PUT script caps at the same 14 nines.
+_MAX_TTL_MS = 99_999_999_999_999
+
 # Every script answers {status, detail}. A key of another type than hash is a corrupt session.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
 redis.call('HSET', KEYS[1], 'version', '1', 'snapshot', ARGV[1],
            'created_at', ARGV[2], 'updated_at', ARGV[2], 'expire_after', ARGV[4], 'flow', ARGV[5])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+-- A script's writes are not rolled back on an error: a session whose TTL could not be set is
+-- removed again, so a failed create leaves nothing behind.
+local set = redis.pcall('PEXPIRE', KEYS[1], ARGV[3])
+if type(set) == 'table' and set.err then
+  redis.call('DEL', KEYS[1])
+  return redis.error_reply(set.err)
+end
 return {'ok', '1'}
 """
 
@@ -74,7 +86,7 @@ local flow = row[5]
 if ARGV[5] ~= '' then flow = ARGV[5] end
 redis.call('HSET', KEYS[1], 'version', ARGV[4], 'snapshot', ARGV[2], 'updated_at', ARGV[3],
            'flow', flow)
-redis.call('PEXPIRE', KEYS[1], math.ceil(limit * 2000))
+redis.call('PEXPIRE', KEYS[1], math.min(math.ceil(limit * 2000), 99999999999999))
 return {'ok', row[3], row[4], flow}
 """
 
@@ -156,7 +168,7 @@ class RedisStore(SessionStore):
         self.checked_snapshot(snapshot)
         expiry, flow = self.expiry_for(expire_after), self.checked_flow(flow)
         now = self.clock()
-        ttl_ms = str(math.ceil(expiry * 2000))
+        ttl_ms = str(min(math.ceil(expiry * 2000), _MAX_TTL_MS))
         with self._guard(session_id):
             status, *_ = _decode(
                 self._create(keys=[key], args=[snapshot, repr(now), ttl_ms, repr(expiry), flow])
@@ -269,11 +281,11 @@ class RedisStore(SessionStore):
             raise StoreUnavailable(f"cannot reach the session store {where!r}: {message}") from None
 
     def _hidden(self, text: str) -> str:
-        """``text`` without the URL's password, wherever a library quoted it."""
-        password = urllib.parse.urlsplit(self.url).password if "@" in self.url else None
-        for secret in filter(None, (password, password and urllib.parse.unquote(password))):
+        """``text`` without the URL's secrets, wherever a library quoted them."""
+        text = text.replace(self.url, self.location_shown)
+        for secret in _secrets(self.url):
             text = text.replace(secret, "***")
-        return text.replace(self.url, self.location_shown)
+        return text
 
 
 _META = ("version", "created_at", "updated_at", "expire_after", "flow")
@@ -310,17 +322,39 @@ def _entry(session_id: str, values: list[bytes | None]) -> SessionEntry:
     )
 
 
+# The user part of a URL (up to its last "@" before the path), and a password in its query, as
+# redis-py reads them (``redis://:pw@host``, ``unix://:pw@/path``, ``...?password=pw``). Found by
+# pattern, not by urllib, so that a URL urllib refuses (``redis://:pw@[::1/0``) is redacted too.
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/?#:@]*):(?P<pw>[^/?#]*)@")
+_QUERY_PASSWORD = re.compile(r"(?P<key>[?&;]password=)(?P<pw>[^&;#]*)", re.IGNORECASE)
+
+
+def _secrets(url: str) -> list[str]:
+    """Every password ``url`` carries, as written and percent-decoded, longest first."""
+    found = [m.group("pw") for m in _QUERY_PASSWORD.finditer(url)]
+    userinfo = _USERINFO.match(url)
+    if userinfo is not None:
+        found.append(userinfo.group("pw"))
+    with suppress(ValueError):  # what urllib reads, where it differs from the patterns
+        found.append(urllib.parse.urlsplit(url).password or "")
+    decoded = [urllib.parse.unquote(secret) for secret in found]
+    return sorted({s for s in found + decoded if s}, key=len, reverse=True)
+
+
 def redacted(url: str) -> str:
-    """``url`` with the password of its user part replaced by ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.netloc.rpartition("@")[2]
-        return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-    except ValueError:
-        return "<an unreadable Redis URL>"
+    """``url`` with every password (its user part's, a ``password=`` in its query) as ``***``.
+
+    >>> redacted("unix://:s3cret@/run/redis.sock?db=0&password=s3cret")
+    'unix://:***@/run/redis.sock?db=0&password=***'
+    """
+    shown = _QUERY_PASSWORD.sub(r"\g<key>***", url)
+    userinfo = _USERINFO.match(shown)
+    if userinfo is not None:
+        shown = shown[: userinfo.start("pw")] + "***" + shown[userinfo.end("pw") :]
+    for secret in _secrets(url):  # one urllib reads elsewhere, or quoted twice
+        if secret != "***":
+            shown = shown.replace(secret, "***")
+    return shown
 
 
 def _is_auth_error(exc: Exception) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from preflight_fsm.answered_by import AnsweredBy, Source
 from preflight_fsm.errors import (
     CorruptSession,
     InvalidSnapshot,
@@ -39,9 +40,11 @@ __all__ = [
     "Moved",
     "SessionState",
     "Sessions",
+    "StepRecord",
     "new_session_id",
     "open_envelope",
     "seal_envelope",
+    "step_records",
 ]
 
 
@@ -92,6 +95,8 @@ class SessionState:
     expires_at: float
     created_at: float | None = None
     flow: str = ""
+    steps: tuple[StepRecord, ...] = ()
+    decided_by: tuple[tuple[str, Source], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view, as ``--json`` prints it."""
@@ -107,7 +112,33 @@ class SessionState:
             "expires_at": self.expires_at,
             "flow_fingerprint": self.flow,
             "turn": turn,
+            "steps": [step.to_json() for step in self.steps],
+            "decided_by": dict(self.decided_by),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One accepted step: its number (1 = the first), who supplied its answers, and the answers
+    as it recorded them (None: given blank)."""
+
+    step: int
+    answered_by: AnsweredBy
+    answers: Mapping[str, str | None]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"step", "answered_by", "answers"}``."""
+        return {"step": self.step, "answered_by": self.answered_by, "answers": dict(self.answers)}
+
+
+def step_records(machine: ClarificationMachine) -> tuple[StepRecord, ...]:
+    """The machine's accepted steps, each with who supplied it (C9)."""
+    return tuple(
+        StepRecord(i, source, given)
+        for i, (given, source) in enumerate(
+            zip(machine.steps, machine.answered_by, strict=True), start=1
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,15 +214,18 @@ class Sessions:
             flow=machine.flow.fingerprint,
         )
 
-    def answer(self, session_id: str, answers: Mapping[str, Any]) -> SessionState:
-        """Step the stored session once and write it back if nobody else did first.
+    def answer(
+        self, session_id: str, answers: Mapping[str, Any], answered_by: AnsweredBy = "api"
+    ) -> SessionState:
+        """Step the stored session once, its answers supplied by ``answered_by``, and write it
+        back if nobody else did first.
 
         Raises InvalidAnswers or SessionFinished (nothing written), SessionConflict (another
         writer stepped this version first; nothing written), SessionNotFound, SessionExpired,
         CorruptSession.
         """
         machine, record = self.load(session_id)
-        machine.step(answers)
+        machine.step(answers, answered_by)
         return self.state_of(self.save(session_id, machine, record.version), machine)
 
     def show(self, session_id: str) -> SessionState:
@@ -307,4 +341,6 @@ class Sessions:
             updated_at=record.updated_at,
             expires_at=record.expires_at,
             flow=record.flow,
+            steps=step_records(machine),
+            decided_by=machine.decided_by,
         )

@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Final, Literal
 
@@ -31,6 +31,7 @@ from preflight_fsm.errors import (
     SessionNotFound,
     StoreUnavailable,
 )
+from preflight_fsm.store import wal as _wal
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
     Clock,
@@ -49,7 +50,8 @@ APPLICATION_ID: Final = 0x5046534D
 SCHEMA_VERSION: Final = 2
 """``PRAGMA user_version`` of the layout below; a store of another version is refused."""
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY NOT NULL,
     version INTEGER NOT NULL,
@@ -61,8 +63,12 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_flow ON sessions (flow);
 """
+    + _wal.STATE_TABLE
+)
 """Not a STRICT table on purpose: a row another tool wrote with wrong types must be readable
-enough to be reported as corrupt (CorruptSession) rather than break the whole file."""
+enough to be reported as corrupt (CorruptSession) rather than break the whole file.
+"""
+
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _META = "version, created_at, updated_at, expire_after, flow"
@@ -102,14 +108,18 @@ class SqliteStore(SessionStore):
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        self._stateful = False  # whether the file has the store_state table (older ones do not)
         try:
             if self.path.is_dir():
                 self._refuse("is a directory")
             if not self.path.exists():
+                _wal.refuse_orphaned_wal(self.path)
                 if not create:
                     return  # read as an empty store; nothing is created
                 self._initialise()
             self._check_header()
+            # Looked at before connecting: the connection's first read creates a -wal file.
+            wal_found = _wal.has_content(_wal.wal_of(self.path))
             self._db = sqlite3.connect(
                 f"{self.path.resolve().as_uri()}?mode=rw",
                 uri=True,
@@ -122,6 +132,9 @@ class SqliteStore(SessionStore):
             stat = os.stat(self.path)
             self._identity = (stat.st_dev, stat.st_ino)
             self._setup()
+            self._stateful = _wal.has_state_table(self._db)
+            if self._stateful and not wal_found:
+                _wal.refuse_copy_without_wal(self._db, self.path, self._identity)
         except BaseException as exc:
             if self._db is not None:
                 self._db.close()
@@ -229,6 +242,12 @@ class SqliteStore(SessionStore):
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
+                # Best effort (a closed or replaced store, a busy one): the mark then stays, and
+                # only a copy made without the -wal is refused for it.
+                with contextlib.suppress(sqlite3.Error, OSError, StoreUnavailable):
+                    if self._stateful and not self._db.in_transaction:
+                        self._check_identity()
+                        _wal.mark_not_in_use(self._db, self._transaction)
                 self._db.close()
 
     # -- the interface -------------------------------------------------------------------------
@@ -252,8 +271,7 @@ class SqliteStore(SessionStore):
             )
             if self.is_expired(record.updated_at, expire_after=record.expire_after):
                 # Only the version read is removed: a write that just came first stays.
-                self._check_identity()
-                with self._transaction():
+                with self._write():
                     db.execute(
                         "DELETE FROM sessions WHERE id = ? AND version = ?",
                         (session_id, record.version),
@@ -275,9 +293,8 @@ class SqliteStore(SessionStore):
         with self._guard():
             db = self._require()
             now = self.clock()
-            self._check_identity()
             try:
-                with self._transaction():
+                with self._write():
                     db.execute(
                         f"INSERT INTO sessions (id, snapshot, {_META}) "
                         "VALUES (?, ?, 1, ?, ?, ?, ?)",
@@ -297,9 +314,8 @@ class SqliteStore(SessionStore):
             raise SessionNotFound(session_id)
         with self._guard():
             db = self._require()
-            self._check_identity()
             refusal: Exception | None = None
-            with self._transaction():
+            with self._write():
                 # The write lock is held from here to COMMIT: read, compare and write are one step.
                 row = db.execute(
                     f"SELECT id, {_META} FROM sessions WHERE id = ?", (session_id,)
@@ -342,8 +358,7 @@ class SqliteStore(SessionStore):
             raise SessionNotFound(session_id)
         with self._guard():
             db = self._require()
-            self._check_identity()
-            with self._transaction():
+            with self._write():
                 cursor = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
                 if cursor.rowcount == 0:
                     raise SessionNotFound(session_id)
@@ -405,11 +420,23 @@ class SqliteStore(SessionStore):
                     f"the session store {str(self.path)!r} failed: {_reason(exc)}"
                 ) from None
 
+    def _write(self) -> AbstractContextManager[None]:
+        """The transaction of a write of session rows: refused if the file was replaced, begun
+        only once the file says it is in use (``store/wal.py``)."""
+        self._check_identity()
+        return self._transaction(marked=True)
+
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` (the write lock, waiting up to ``timeout``) ... COMMIT/ROLLBACK."""
+    def _transaction(self, *, marked: bool = False) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` (the write lock, waiting up to ``timeout``) ... COMMIT/ROLLBACK.
+
+        ``marked``: the file is marked in use first, checked under the write lock so that no
+        process's clean close slips between the check and the rows this transaction adds.
+        """
         db = self._require()
         db.execute("BEGIN IMMEDIATE")
+        if marked:
+            self._until_marked(db)
         try:
             yield
         except BaseException:
@@ -417,6 +444,17 @@ class SqliteStore(SessionStore):
                 db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _until_marked(self, db: sqlite3.Connection) -> None:
+        """Within a transaction: mark the file in use unless it is (rolled back and begun again)."""
+        assert self._identity is not None  # an open store knows its file
+        for _ in range(5):  # then write under the last marking: others unmark it as fast
+            if self._stateful and _wal.in_use(db, self._identity):
+                return
+            db.execute("ROLLBACK")
+            _wal.mark_in_use(db, self._identity, self._transaction, create=not self._stateful)
+            self._stateful = True
+            db.execute("BEGIN IMMEDIATE")
 
 
 def _text(value: object, errors: str = "strict") -> str:

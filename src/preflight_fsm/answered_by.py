@@ -1,0 +1,106 @@
+"""Who supplied a step's answers (C9): a recorded input of every step, as ``answered_by``.
+
+The engine cannot tell a person from a program; each value records the channel the answers came
+through, and what it proves is in ``docs/contract.md`` (the trust model): ``user_form`` that the
+person answered a form this server showed through the client, ``agent`` nothing about the person,
+``cli`` that they were typed at this project's command line, ``api`` a library call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Literal, get_args
+
+from preflight_fsm.errors import InvalidAnswers
+from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.states import Decided
+
+if TYPE_CHECKING:
+    from preflight_fsm.session import Session
+
+__all__ = [
+    "ANSWERED_BY",
+    "SOURCES",
+    "AnsweredBy",
+    "Source",
+    "answer_sources",
+    "check_answered_by",
+    "decided_by",
+]
+
+AnsweredBy = Literal["user_form", "agent", "cli", "api", "unknown"]
+"""``user_form`` (an elicitation form), ``agent`` (tool arguments), ``cli`` (typed at the command
+line), ``api`` (a library call), ``unknown`` (a step of a snapshot written before it was
+recorded)."""
+
+ANSWERED_BY: Final[tuple[AnsweredBy, ...]] = get_args(AnsweredBy)
+SOURCES: Final = frozenset(ANSWERED_BY)
+"""The same values as a set, for a membership test on the step's hot path."""
+
+
+def check_answered_by(value: object) -> AnsweredBy:
+    """``value`` if it is one of :data:`ANSWERED_BY`, else InvalidAnswers saying what to send."""
+    if type(value) is str and value in SOURCES:
+        return value
+    requirement = "one of " + ", ".join(ANSWERED_BY)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    issue = {"field": "answered_by", "provided": shown, "problem": "is not a known source"}
+    raise InvalidAnswers(
+        {
+            "result": "validation_failed",
+            "issues": {
+                "invalid": [{**issue, "requirement": requirement}],
+                "missing": [],
+                "unknown": [],
+            },
+            "issue_count": 1,
+            "action": f"Send answered_by as {requirement}. Nothing was recorded.",
+        }
+    )
+
+
+Source = AnsweredBy | Literal["intention"]
+"""Where a decided value came from: a step's ``answered_by``, or the intention itself (the
+keyword shortcut, C4, or the Description taken from it, C6)."""
+
+
+def answer_sources(s: Session) -> dict[str, AnsweredBy]:
+    """Who supplied each recorded answer: the source of the step that first recorded it."""
+    sources: dict[str, AnsweredBy] = {}
+    for given, source in zip(s.steps, s.answered_by, strict=True):
+        for key, value in given.items():
+            if value is not None and key in s.answers and key not in sources:
+                sources[key] = source
+    # A custom value ("Keycloak" for a choice, C5) records "Other (specify)" and its text under
+    # <id>__other: both came from whoever sent the value.
+    for key in s.answers:
+        if key not in sources and key.endswith(OTHER_SUFFIX):
+            base = sources.get(key.removesuffix(OTHER_SUFFIX))
+            if base is not None:
+                sources[key] = base
+    return sources
+
+
+def decided_by(s: Session) -> tuple[tuple[str, Source], ...]:
+    """Who supplied each value of a finished session's decision (C6), in the patch's order and
+    starting with ``("Category", ...)``; () before the session is Done."""
+    position = s.position
+    if not isinstance(position, Decided):
+        return ()
+    engine = s.engine
+    sources = answer_sources(s)
+    cq = engine.category_qid
+
+    def of(qid: str) -> Source:
+        # An "Other (specify)" choice is decided by its text: who typed the text decided it.
+        if s.answers.get(qid) == engine.rules.other:
+            return sources.get(qid + OTHER_SUFFIX, sources.get(qid, "intention"))
+        return sources.get(qid, "intention")
+
+    decided: list[tuple[str, Source]] = [("Category", of(cq))]
+    if position.category == engine.other_category_name:
+        other = engine.flow.other_category
+        return (*decided, (other.field, sources.get(other.description_id, "intention")))
+    category = engine.categories[position.category]
+    decided.append((category.question.field, of(category.question.id)))
+    decided += [(f.field, sources[f.id]) for f in category.secondary if f.id in sources]
+    return tuple(decided)
