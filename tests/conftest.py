@@ -64,3 +64,18 @@ def provider_server(llm_provider_server: object) -> object:
     llm_provider_server.default = Reply()
     llm_provider_server.exchanges.clear()
     return llm_provider_server
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test id that holds a memory address (``<object object at 0x...>``).
+
+    `make test` runs the suite on several workers (pytest-xdist), each collecting it in a process
+    of its own, and they must agree on every id; an address differs from process to process. Give
+    such a parameter ``ids=`` (its type's name, a word) instead.
+    """
+    unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
+    if unstable:
+        raise pytest.UsageError(
+            "test ids must be the same in every process (give these parameters ids=): "
+            + ", ".join(unstable)
+        )
