@@ -9,8 +9,8 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test check format dist diagrams bench bench-instructions bench-smoke fuzz sim \
-	preflights-suite clean
+.PHONY: run test test-core check format dist diagrams bench bench-instructions bench-smoke fuzz \
+	sim preflights-suite clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,8 +26,18 @@ $(PF_MCP_STAMP):
 run: $(STAMP)
 	@$(BIN)/preflight-fsm chat "$(INTENTION)"
 
+# The whole suite on every core (pytest-xdist). `loadgroup` keeps each benchmark group's smoke run
+# on one worker (tests/test_benchmarks_smoke.py), so it runs once, beside the other tests.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
+
+# The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties):
+# no subprocess, server or store, a few seconds; the loop to run while changing the core.
+CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
+	answers states session machine keywords flow snapshot contract adapter exported_members \
+	text properties))
+test-core: $(STAMP)
+	$(BIN)/python -m pytest $(CORE_TESTS) src/preflight_fsm
 
 # mypy strict on the package, then on the tests, then on the benchmarks and tools (pyproject.toml
 # [tool.mypy]). Three runs: the tests import their helpers as top-level modules (redis_server), the
@@ -55,8 +65,8 @@ dist: $(STAMP)
 diagrams: $(STAMP)
 	$(BIN)/python -m preflight_fsm.diagrams
 
-# Every figure of docs/performance.md, side by side with Preflights 1.1.4's mock (and its MCP
-# server, from $(PF_MCP_VENV)), in one process
+# Every figure of docs/performance.md beside its floor and its peer (Preflights 1.1.4's mock, pf
+# and MCP server, the last from $(PF_MCP_VENV)), interleaved, on CPU time
 # (minutes: 1,000,000 sessions for the RSS figure; BENCH_ARGS="--sessions 100000" for less).
 # Writes benchmarks/results.json and the figures block of docs/performance.md.
 bench: $(STAMP) $(PF_MCP_STAMP)

@@ -21,6 +21,7 @@ from benchmarks.cli import cli_figures
 from benchmarks.engine import engine_figures
 from benchmarks.instructions import instruction_figures
 from benchmarks.mcp import mcp_figures
+from benchmarks.mcp_http import http_figures
 from benchmarks.memory import memory_figures
 from benchmarks.report import Figure, machine_info, table, write_docs, write_json
 from benchmarks.stores import store_figures
@@ -38,7 +39,11 @@ FULL = {
     "store_sessions": 1_000,
     "processes": max(2, os.cpu_count() or 2),
     "cli_rounds": 7,
-    "mcp_sessions": 200,
+    "mcp_rounds": 20,
+    "mcp_per_round": 4,
+    "http_clients": 8,
+    "http_rounds": 10,
+    "http_each": 5,
     "instr_calls": 2_000,
 }
 SMOKE = {
@@ -51,7 +56,11 @@ SMOKE = {
     "store_sessions": 20,
     "processes": 2,
     "cli_rounds": 1,
-    "mcp_sessions": 2,
+    "mcp_rounds": 1,
+    "mcp_per_round": 1,
+    "http_clients": 2,
+    "http_rounds": 1,
+    "http_each": 1,
     "instr_calls": 20,
 }
 
@@ -68,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         "--only",
         default=None,
         help=(
-            "comma-separated groups: engine, instructions, memory, threads, stores, cli, mcp"
+            "comma-separated groups: engine, instructions, memory, threads, stores, cli, mcp,"
+            " http"
             " (default: all)"
         ),
     )
@@ -103,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         ),
         ("stores", lambda: store_figures(s["store_sessions"], s["processes"])),
         ("cli", lambda: cli_figures(s["cli_rounds"])),
-        ("mcp", lambda: mcp_figures(s["mcp_sessions"], smoke=args.smoke)),
+        ("mcp", lambda: mcp_figures(s["mcp_rounds"], s["mcp_per_round"])),
+        ("http", lambda: http_figures(s["http_clients"], s["http_rounds"], s["http_each"])),
     ]
     if args.only:
         wanted = set(args.only.split(","))

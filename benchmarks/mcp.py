@@ -1,12 +1,14 @@
-"""Per-call round trip of the MCP servers over stdio, ours against Preflights 1.1.4's own.
+"""Per-call round trip of the MCP server over stdio, beside its floor and its peer.
 
 One client (the SDK 2.x ``Client`` of this environment, handshake-era mode, as Preflights'
-server speaks nothing newer) drives whole sessions on both servers, interleaved session by
-session: ``preflight-fsm mcp`` on its default SQLite store (durable) and ``preflights-mcp``
-(in-memory sessions), which crashes on the 2.x SDK and so runs from its own environment,
-``.venv-preflights-mcp`` (``preflights==1.1.4``, ``mcp==1.25.0``, the version of its lock file;
-``make bench`` creates it). Every ``require_clarification`` call is timed from the client's
-send to its parsed result; the figures are the p50 and p99 of those calls per scenario.
+server speaks nothing newer) drives whole sessions on three servers, interleaved round by round
+(who goes first rotates): ``preflight-fsm mcp`` on its default SQLite store (durable); the floor,
+a one-line echo tool on the same SDK (``benchmarks/echo_server.py``) given the same calls; and the
+peer, ``preflights-mcp`` (in-memory sessions), which crashes on the 2.x SDK and so runs from its
+own environment, ``.venv-preflights-mcp`` (``preflights==1.1.4``, ``mcp==1.25.0``, the version of
+its lock file; ``make bench`` creates it). Every ``require_clarification`` call is timed from the
+client's send to its parsed and schema-validated result; the figures are the p50 and p99 of those
+calls. The servers' own CPU per call is read from the kernel (``/proc/<pid>/task/*/schedstat``).
 
 Preflights' server answers the same intentions with the questions its own mock asks, driven by
 the same choices; it asks more calls per session (``allowlist_paths``/``acceptance_criteria``),
@@ -30,13 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.report import Figure
+from benchmarks.timing import child_pid, process_cpu
 
-__all__ = ["PREFLIGHTS_VENV", "mcp_figures"]
+__all__ = ["PREFLIGHTS_VENV", "mcp_figures", "sdk_missing"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFLIGHTS_VENV = ROOT / ".venv-preflights-mcp"
 OURS = Path(sys.executable).parent / "preflight-fsm"
 THEIRS = PREFLIGHTS_VENV / "bin" / "preflights-mcp"
+TARGET = 1.2
+"""Ours over the echo tool, p50 per call."""
 
 
 @dataclass(frozen=True)
@@ -82,20 +87,24 @@ SCENARIOS = (
 )
 
 
-def _missing() -> str | None:
-    """Why the side-by-side cannot run here, or None."""
+def sdk_missing() -> str | None:
+    """Why our MCP server cannot be measured here, or None."""
     try:
         import mcp  # noqa: F401
     except ImportError:
         return "the mcp SDK is not installed (pip install 'preflight-fsm[mcp]')"
     if not OURS.exists():
         return "the preflight-fsm command is not installed"
-    if not THEIRS.exists():
-        return (
-            f"{PREFLIGHTS_VENV.name} is missing: `make bench` creates it "
-            "(preflights==1.1.4 with mcp==1.25.0)"
-        )
     return None
+
+
+def _peer_missing() -> str | None:
+    if THEIRS.exists():
+        return None
+    return (
+        f"{PREFLIGHTS_VENV.name} is missing: `make bench` creates it "
+        "(preflights==1.1.4 with mcp==1.25.0)"
+    )
 
 
 class _Timer:
@@ -104,6 +113,7 @@ class _Timer:
     def __init__(self, client: Any) -> None:
         self.client = client
         self.samples: list[float] = []
+        self.calls = 0
 
     async def call(self, arguments: dict[str, Any], timed: bool) -> dict[str, Any]:
         start = time.perf_counter()
@@ -111,6 +121,7 @@ class _Timer:
         elapsed = time.perf_counter() - start
         if timed:
             self.samples.append(elapsed)
+            self.calls += 1
         if result.structured_content is not None:
             return dict(result.structured_content)
         return dict(json.loads(result.content[0].text))
@@ -129,6 +140,17 @@ async def _ours(timer: _Timer, scenario: McpScenario, k: int, timed: bool) -> No
     }
     if result.get("status") != "completed" or result.get("patch") != expected:
         raise AssertionError(f"our {scenario.name} session did not complete as expected: {result}")
+
+
+async def _echo(timer: _Timer, scenario: McpScenario, k: int, timed: bool) -> None:
+    """The same calls as ours, to the echo tool (it keeps no session: any id will do)."""
+    intention = f"{scenario.intention} (ticket {k})"
+    result = await timer.call({"user_intention": intention}, timed)
+    if result.get("user_intention") != intention:
+        raise AssertionError(f"the echo tool did not echo: {result}")
+    for answers in scenario.ours:
+        arguments = {"user_intention": intention, "session_id": "echo", "answers": answers}
+        await timer.call(arguments, timed)
 
 
 async def _theirs(timer: _Timer, scenario: McpScenario, k: int, timed: bool) -> str:
@@ -155,7 +177,11 @@ def _percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-async def _run(sessions: int, warmup: int) -> dict[str, Any]:
+_Driver = Callable[[_Timer, McpScenario, int, bool], Any]
+
+
+async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
+    """``rounds`` rounds; in each, every server runs ``per_round`` sessions of each scenario."""
     from mcp import Client, StdioServerParameters
 
     with tempfile.TemporaryDirectory(prefix="preflight-fsm-mcp-bench-") as tmp:
@@ -163,121 +189,118 @@ async def _run(sessions: int, warmup: int) -> dict[str, Any]:
         ours_dir.mkdir()
         repos.mkdir()
         os.environ["PF_BENCH_REPOS"] = str(repos)
-        ours_legacy = StdioServerParameters(command=str(OURS), args=["mcp"], cwd=str(ours_dir))
-        theirs = StdioServerParameters(command=str(THEIRS), args=[], cwd=str(repos))
+        servers = {
+            "ours": StdioServerParameters(command=str(OURS), args=["mcp"], cwd=str(ours_dir)),
+            "echo": StdioServerParameters(
+                command=sys.executable, args=["-m", "benchmarks.echo_server"], cwd=str(ROOT)
+            ),
+        }
+        if peer:
+            servers["preflights"] = StdioServerParameters(
+                command=str(THEIRS), args=[], cwd=str(repos)
+            )
+        markers = {"ours": "preflight-fsm mcp", "echo": "benchmarks.echo_server"}
+        markers["preflights"] = "preflights-mcp"
+        drivers: dict[str, _Driver] = {"ours": _ours, "echo": _echo, "preflights": _theirs}
         async with AsyncExitStack() as stack:
-            ours_client = await stack.enter_async_context(Client(ours_legacy, mode="legacy"))
-            modern_client = await stack.enter_async_context(Client(ours_legacy, mode="auto"))
-            their_client = await stack.enter_async_context(Client(theirs, mode="legacy"))
-            samples: dict[str, dict[str, list[float]]] = {}
-            endings: dict[str, set[str]] = {}
+            timers: dict[str, _Timer] = {}
+            pids: dict[str, int] = {}
+            for name, params in servers.items():
+                client = await stack.enter_async_context(Client(params, mode="legacy"))
+                timers[name] = _Timer(client)
+                pids[name] = child_pid(markers[name])
+            cpu = dict.fromkeys(servers, 0.0)
+            endings: set[str] = set()
             k = 0
-            for scenario in SCENARIOS:
-                mine, modern, yours = (
-                    _Timer(ours_client),
-                    _Timer(modern_client),
-                    _Timer(their_client),
-                )
-                ends: set[str] = set()
-                for i in range(warmup + sessions):
-                    timed = i >= warmup
-                    k += 1
-                    # Alternate who goes first, so neither always follows the other's I/O.
-                    if i % 2:
-                        await _ours(mine, scenario, k, timed)
-                        ends.add(await _theirs(yours, scenario, k, timed))
-                    else:
-                        ends.add(await _theirs(yours, scenario, k, timed))
-                        await _ours(mine, scenario, k, timed)
-                    await _ours(modern, scenario, k, timed)
-                samples[scenario.name] = {
-                    "ours": mine.samples,
-                    "ours_2026": modern.samples,
-                    "preflights": yours.samples,
-                }
-                endings[scenario.name] = ends
-        durable = (ours_dir / ".preflight-fsm" / "sessions.sqlite3").exists()
-    if not durable:
-        raise AssertionError("our server did not use the CLI's default SQLite store")
-    return {"samples": samples, "endings": endings}
+            for r in range(rounds + 1):  # round 0 warms up (untimed)
+                names = list(servers)
+                names = names[r % len(names) :] + names[: r % len(names)]
+                for name in names:
+                    before = process_cpu(pids[name])
+                    for scenario in SCENARIOS:
+                        for _ in range(per_round):
+                            k += 1
+                            ended = await drivers[name](timers[name], scenario, k, r > 0)
+                            if name == "preflights":
+                                endings.add(f"{scenario.name}: {ended}")
+                    if r > 0:
+                        cpu[name] += process_cpu(pids[name]) - before
+        if not (ours_dir / ".preflight-fsm" / "sessions.sqlite3").exists():
+            raise AssertionError("our server did not use the CLI's default SQLite store")
+    samples = {name: timer.samples for name, timer in timers.items()}
+    per_call = {name: cpu[name] / max(1, timers[name].calls) for name in servers}
+    return {"samples": samples, "cpu": per_call, "endings": sorted(endings)}
 
 
 def _skipped(why: str) -> list[Figure]:
-    figures = []
-    for scenario in SCENARIOS:
-        for name in ("ours.p50", "ours.p99", "preflights.p50", "preflights.p99", "p50_ratio"):
-            figure = Figure(f"mcp.{scenario.name}.{name}", None, "ms", note=f"skipped: {why}")
-            figures.append(figure)
-    return figures
+    return [Figure(name, None, unit, note=f"skipped: {why}") for name, unit in _NAMES]
 
 
-def mcp_figures(sessions: int, smoke: bool = False) -> list[Figure]:
-    """p50/p99 per call for each scenario, both servers, and the p50 ratio (target <= 1)."""
-    why = _missing()
+_NAMES = (
+    ("mcp.stdio.echo.p50", "ms"),
+    ("mcp.stdio.ours.p50", "ms"),
+    ("mcp.stdio.ours.p99", "ms"),
+    ("mcp.stdio.ratio", "x"),
+    ("mcp.stdio.preflights.p50", "ms"),
+    ("mcp.stdio.preflights.ratio", "x"),
+    ("mcp.stdio.ours.server_cpu", "ms"),
+)
+
+
+def mcp_figures(rounds: int, per_round: int) -> list[Figure]:
+    """p50 per call of ours beside the echo tool (target) and Preflights' server (peer)."""
+    why = sdk_missing()
     if why is not None:
-        if smoke and not THEIRS.exists() and OURS.exists():
-            why += "; ours ran alone"
-            _check_ours_alone()
         return _skipped(why)
     import anyio
 
-    warmup = 1 if smoke else 20
-    runner: Callable[[], Any] = lambda: _run(sessions, warmup)  # noqa: E731
+    peer_missing = _peer_missing()
+    runner: Callable[[], Any] = lambda: _run(rounds, per_round, peer_missing is None)  # noqa: E731
     measured = anyio.run(runner)
-    figures: list[Figure] = []
-    for scenario in SCENARIOS:
-        s = measured["samples"][scenario.name]
-        ours_p50 = statistics.median(s["ours"]) * 1e3
-        theirs_p50 = statistics.median(s["preflights"]) * 1e3
-        ends = ", ".join(sorted(measured["endings"][scenario.name]))
-        calls = f"{len(s['ours'])} calls"
+    s, cpu = measured["samples"], measured["cpu"]
+    ours, echo = statistics.median(s["ours"]) * 1e3, statistics.median(s["echo"]) * 1e3
+    ratio = ours / echo
+    calls = f"{len(s['ours'])} calls, {rounds} rounds"
+    figures = [
+        Figure(
+            "mcp.stdio.echo.p50",
+            echo,
+            "ms",
+            note=f"floor: a one-line echo tool on the same SDK; server CPU "
+            f"{cpu['echo'] * 1e3:.2f} ms per call",
+        ),
+        Figure("mcp.stdio.ours.p50", ours, "ms", note=f"preflight-fsm mcp, SQLite; {calls}"),
+        Figure("mcp.stdio.ours.p99", _percentile(s["ours"], 0.99) * 1e3, "ms"),
+        Figure(
+            "mcp.stdio.ratio",
+            ratio,
+            "x",
+            target=f"<= {TARGET:.2f} (ours / echo, p50 per call)",
+            ok=ratio <= TARGET,
+        ),
+        Figure(
+            "mcp.stdio.ours.server_cpu",
+            cpu["ours"] * 1e3,
+            "ms",
+            note=f"per call; the echo server's {cpu['echo'] * 1e3:.2f} ms",
+        ),
+    ]
+    if peer_missing is not None:
         figures += [
-            Figure(
-                f"mcp.{scenario.name}.ours.p50",
-                ours_p50,
-                "ms",
-                note=f"preflight-fsm mcp, SQLite; {calls}; 2026-07-28 protocol: "
-                f"{statistics.median(s['ours_2026']) * 1e3:.2f} ms",
-            ),
-            Figure(
-                f"mcp.{scenario.name}.ours.p99",
-                _percentile(s["ours"], 0.99) * 1e3,
-                "ms",
-                note=f"2026-07-28 protocol: {_percentile(s['ours_2026'], 0.99) * 1e3:.2f} ms",
-            ),
-            Figure(
-                f"mcp.{scenario.name}.preflights.p50",
-                theirs_p50,
-                "ms",
-                note=f"preflights-mcp 1.1.4, in memory; {len(s['preflights'])} calls; "
-                f"sessions ended: {ends}",
-            ),
-            Figure(
-                f"mcp.{scenario.name}.preflights.p99",
-                _percentile(s["preflights"], 0.99) * 1e3,
-                "ms",
-            ),
-            Figure(
-                f"mcp.{scenario.name}.p50_ratio",
-                ours_p50 / theirs_p50,
-                "x",
-                target="<= 1.00 (ours / Preflights, p50 per call)",
-                ok=ours_p50 <= theirs_p50,
-            ),
+            Figure(name, None, unit, note=f"skipped: {peer_missing}")
+            for name, unit in _NAMES
+            if name.startswith("mcp.stdio.preflights")
         ]
+        return figures
+    theirs = statistics.median(s["preflights"]) * 1e3
+    figures += [
+        Figure(
+            "mcp.stdio.preflights.p50",
+            theirs,
+            "ms",
+            note=f"peer: preflights-mcp 1.1.4, in memory; {len(s['preflights'])} calls; "
+            + "; ".join(measured["endings"]),
+        ),
+        Figure("mcp.stdio.preflights.ratio", ours / theirs, "x", note="ours / Preflights"),
+    ]
     return figures
-
-
-def _check_ours_alone() -> None:
-    """The smoke run without Preflights' environment: our sessions still end as expected."""
-    import anyio
-    from mcp import Client, StdioServerParameters
-
-    async def main() -> None:
-        with tempfile.TemporaryDirectory(prefix="preflight-fsm-mcp-smoke-") as tmp:
-            params = StdioServerParameters(command=str(OURS), args=["mcp"], cwd=tmp)
-            async with Client(params, mode="legacy") as client:
-                for k, scenario in enumerate(SCENARIOS):
-                    await _ours(_Timer(client), scenario, k, True)
-
-    anyio.run(main)

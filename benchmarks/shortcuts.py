@@ -123,9 +123,11 @@ def _workloads() -> dict[str, _Workload]:
     return loads
 
 
-def measure(inner: int, rounds: int, only: str = "") -> dict[str, dict[str, tuple[float, float]]]:
+def measure(
+    inner: int, rounds: int, only: str = "", live: int = 20_000
+) -> dict[str, dict[str, tuple[float, float]]]:
     """For each shortcut (whose name holds ``only``) and figure: (median µs with it, without);
-    for ``memory.live_session``, bytes per live session."""
+    for ``memory.live_session``, bytes per live session of ``live`` sessions held."""
     loads = _workloads()
     results: dict[str, dict[str, tuple[float, float]]] = {}
     for shortcut, (switched_off, figures) in SHORTCUTS.items():
@@ -135,8 +137,8 @@ def measure(inner: int, rounds: int, only: str = "") -> dict[str, dict[str, tupl
         for figure in figures:
             if figure == "memory.live_session":  # bytes, not µs: deterministic, measured once
                 with switched_off():
-                    without = _live_bytes()
-                results[shortcut][figure] = (_live_bytes(), without)
+                    without = _live_bytes(live)
+                results[shortcut][figure] = (_live_bytes(live), without)
                 continue
             make, use = loads[figure]
             on: list[float] = []

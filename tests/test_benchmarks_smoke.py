@@ -5,85 +5,130 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FIGURES = (
-    "session.shortcut.ours",
-    "session.shortcut.preflights",
-    "session.shortcut.ratio",
-    "session.two_phase.ours",
-    "session.two_phase.preflights",
-    "session.two_phase.ratio",
-    "session.other.ours",
-    "session.other.preflights",
-    "session.other.ratio",
+ENGINE = (
+    *(
+        f"session.{scenario}.{figure}"
+        for scenario in ("shortcut", "two_phase", "other")
+        for figure in ("ours", "preflights", "ratio")
+    ),
     "step",
     "snapshot.to_json",
     "snapshot.restore",
     "snapshot.restore_step",
     "snapshot.restore_step.ratio",
-    *(
-        f"instructions.session.{scenario}.{figure}"
-        for scenario in ("shortcut", "two_phase", "other")
-        for figure in ("ours", "preflights", "ratio")
-    ),
-    "instructions.step",
-    "instructions.snapshot.restore",
-    "instructions.snapshot.restore_step",
-    "instructions.snapshot.restore_step.ratio",
-    "memory.live_session",
-    "memory.rss_growth",
-    "threads.identical",
-    "threads.steps_per_s",
-    "store.sqlite.one_process",
-    "store.sqlite.2_processes",
-    "store.redis.one_process",
-    "store.redis.2_processes",
-    "cli.python_floor",
-    "cli.engine_import",
-    "cli.pf_help",
-    "cli.help",
-    "cli.version",
-    "cli.start",
-    "cli.answer",
-    *(
-        f"mcp.{scenario}.{figure}"
-        for scenario in ("shortcut", "two_phase", "other")
-        for figure in ("ours.p50", "ours.p99", "preflights.p50", "preflights.p99", "p50_ratio")
-    ),
 )
+FIGURES: dict[str, tuple[str, ...]] = {
+    "engine": ENGINE,
+    "instructions": (
+        *(
+            f"instructions.session.{scenario}.{figure}"
+            for scenario in ("shortcut", "two_phase", "other")
+            for figure in ("ours", "preflights", "ratio")
+        ),
+        "instructions.step",
+        "instructions.snapshot.restore",
+        "instructions.snapshot.restore_step",
+        "instructions.snapshot.restore_step.ratio",
+    ),
+    "memory": ("memory.live_session", "memory.rss_growth"),
+    "threads": ("threads.identical", "threads.steps_per_s"),
+    "stores": (
+        "store.sqlite.one_process",
+        "store.sqlite.2_processes",
+        "store.redis.one_process",
+        "store.redis.2_processes",
+    ),
+    "cli": (
+        "cli.python_floor",
+        "cli.engine_import",
+        "cli.pydantic_floor",
+        "cli.pf_help",
+        "cli.help",
+        "cli.version",
+        "cli.start",
+        "cli.answer",
+    ),
+    "mcp": (
+        "mcp.stdio.echo.p50",
+        "mcp.stdio.ours.p50",
+        "mcp.stdio.ours.p99",
+        "mcp.stdio.ratio",
+        "mcp.stdio.ours.server_cpu",
+        "mcp.stdio.preflights.p50",
+        "mcp.stdio.preflights.ratio",
+    ),
+    "http": (
+        "mcp.http.echo.server_cpu",
+        "mcp.http.ours.server_cpu",
+        "mcp.http.ratio",
+        "mcp.http.scaling",
+    ),
+}
+"""Every figure of `make bench`, by the group that measures it (`--only GROUP`)."""
+
+_RUNS: dict[str, subprocess.CompletedProcess[str]] = {}
 
 
-@pytest.fixture(scope="module")
-def smoke() -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke"],
+def smoke(group: str) -> subprocess.CompletedProcess[str]:
+    """The smoke run of one group, run once per test process (each group is an xdist group,
+    so all its tests share one worker and one run, and the groups run side by side)."""
+    if group not in _RUNS:
+        _RUNS[group] = subprocess.run(
+            [sys.executable, "-m", "benchmarks", "--smoke", "--only", group],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    return _RUNS[group]
+
+
+def _by_group(values: list[tuple[str, ...]]) -> list[Any]:
+    return [pytest.param(*v, marks=pytest.mark.xdist_group(f"smoke-{v[0]}")) for v in values]
+
+
+@pytest.mark.parametrize("group", _by_group([(g,) for g in FIGURES]))
+def test_smoke_run_exits_0(group: str) -> None:
+    """Every benchmark's correctness checks pass on tiny counts."""
+    assert 0 == smoke(group).returncode, smoke(group).stderr
+
+
+@pytest.mark.parametrize(
+    ("group", "name"), _by_group([(g, n) for g, names in FIGURES.items() for n in names])
+)
+def test_smoke_run_prints_every_figure(group: str, name: str) -> None:
+    """The table names every figure (a skipped one says why)."""
+    out = smoke(group).stdout
+    assert any(line.split()[:1] == [name] for line in out.splitlines()), out
+
+
+@pytest.mark.xdist_group("smoke-threads")
+def test_threads_give_the_sequential_results() -> None:
+    """Threads stepping different sessions through the shared machine change no result."""
+    out = smoke("threads").stdout
+    row = next(line for line in out.splitlines() if line.startswith("threads.identical"))
+    assert "True" in row.split()
+
+
+def test_every_group_is_checked() -> None:
+    """The groups above are every group `python -m benchmarks --only` knows."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
-        check=False,
+        check=True,
     )
-
-
-def test_smoke_run_exits_0(smoke: subprocess.CompletedProcess[str]) -> None:
-    """Every benchmark's correctness checks pass on tiny counts."""
-    assert 0 == smoke.returncode, smoke.stderr
-
-
-@pytest.mark.parametrize("name", FIGURES)
-def test_smoke_run_prints_every_figure(smoke: subprocess.CompletedProcess[str], name: str) -> None:
-    """The table names every figure of issue 6 (a skipped one says why)."""
-    assert any(line.split()[:1] == [name] for line in smoke.stdout.splitlines()), smoke.stdout
-
-
-def test_threads_give_the_sequential_results(smoke: subprocess.CompletedProcess[str]) -> None:
-    """Threads stepping different sessions through the shared machine change no result."""
-    row = next(line for line in smoke.stdout.splitlines() if line.startswith("threads.identical"))
-    assert "True" in row.split()
+    help_text = " ".join(shown.stdout.split())
+    listed = help_text.split("comma-separated groups: ", 1)[1].split(" (default: all)")[0]
+    assert sorted(FIGURES) == sorted(g.strip() for g in listed.split(","))
 
 
 def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> None:
@@ -104,7 +149,7 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
         return tuple(getattr(m, n) for m, n in names)
 
     kept = bound()
-    results = shortcuts.measure(inner=2, rounds=1)
+    results = shortcuts.measure(inner=2, rounds=1, live=200)
     assert {name: figures for name, (_, figures) in shortcuts.SHORTCUTS.items()} == {
         name: tuple(timed) for name, timed in results.items()
     }

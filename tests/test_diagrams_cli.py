@@ -159,7 +159,7 @@ def test_cli_refuses_png_to_stdout() -> None:
 
 def test_cli_says_which_package_provides_dot(monkeypatch: pytest.MonkeyPatch) -> None:
     """svg without Graphviz exits 1 naming the graphviz package, with no traceback."""
-    monkeypatch.setattr(shutil, "which", lambda _: None)
+    monkeypatch.setenv("PATH", "")
     result = runner.invoke(app, ["diagram", "--format", "svg"])
     _assert_clean_failure(result, 1, "apt-get install graphviz")
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import graphviz
 import pytest
 
 from diagram_svg import svg_size
@@ -24,7 +25,8 @@ from preflight_fsm.diagrams.generate import (
     svg_files,
     write_diagrams,
 )
-from preflight_fsm.errors import GraphvizMissing
+from preflight_fsm.diagrams.render import pipe
+from preflight_fsm.errors import GraphvizFailed, GraphvizMissing
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDS_DOT = pytest.mark.skipif(
@@ -107,14 +109,23 @@ def test_png_is_rendered_by_graphviz() -> None:
 
 def test_missing_graphviz_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without `dot` on PATH, SVG fails with GraphvizMissing naming the Debian package."""
-    monkeypatch.setattr(shutil, "which", lambda _: None)
+    monkeypatch.setenv("PATH", "")
     with pytest.raises(GraphvizMissing, match="apt-get install graphviz"):
         render(flow_graph(), "svg")
 
 
+@NEEDS_DOT
+def test_dot_refusing_a_graph_is_graphviz_failed_with_what_it_reported() -> None:
+    """A graph dot cannot read fails with GraphvizFailed holding dot's own message."""
+    broken = graphviz.Digraph()
+    broken.node("A", label="<<B>never closed>")
+    with pytest.raises(GraphvizFailed, match=r"`dot -Tsvg` failed \(1\): Error: mismatched tag"):
+        pipe(broken, "svg")
+
+
 def test_text_formats_need_no_graphviz(monkeypatch: pytest.MonkeyPatch) -> None:
     """dot and mmd are produced without Graphviz."""
-    monkeypatch.setattr(shutil, "which", lambda _: None)
+    monkeypatch.setenv("PATH", "")
     assert render(flow_graph(), "dot").startswith(b"//")
     assert b"flowchart TD" in render(flow_graph(), "mmd")
 

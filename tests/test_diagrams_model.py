@@ -137,7 +137,7 @@ def test_terminal_states_are_the_states_no_edge_leaves() -> None:
     graph = flow_graph()
     assert ["Done", "NoPatch"] == [n.name for n in graph.nodes if n.terminal]
     dot = to_dot(graph)
-    assert re.search(r'^    Done \[.*peripheries="2"', dot, re.MULTILINE)
+    assert re.search(r"^\tDone \[.*peripheries=2", dot, re.MULTILINE)
     assert '    Done((("<b>Done</b>")))' in to_mermaid(graph)
 
 
@@ -145,14 +145,14 @@ def test_dot_declares_each_state_once() -> None:
     """Each state is one node statement in the DOT source."""
     dot = to_dot(flow_graph())
     for state in ("NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"):
-        assert 1 == len(re.findall(rf"^    {state} \[", dot, re.MULTILINE)), state
+        assert 1 == len(re.findall(rf"^\t{state} \[", dot, re.MULTILINE)), state
 
 
 def test_shortcut_edge_is_dashed_in_both_renderers() -> None:
     """The start edge is dashed in DOT and a dotted link in Mermaid."""
     graph = flow_graph()
     assert re.search(
-        r'NeedCategory -> NeedPrimaryField \[id="NeedCategory__start__[^\]]*style="dashed"',
+        r"NeedCategory -> NeedPrimaryField \[.*id=NeedCategory__start__[^\]]*style=dashed",
         to_dot(graph),
     )
     assert re.search(r"NeedCategory -\.->\|\"at start", to_mermaid(graph))

@@ -1,4 +1,4 @@
-"""The public API is small and pinned (C8, STYLE 3)."""
+"""The public API is small and pinned (C8)."""
 
 from __future__ import annotations
 

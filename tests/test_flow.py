@@ -177,7 +177,7 @@ def test_duplicate_question_ids_fail_with_the_ids() -> None:
 
 
 def test_a_flow_without_categories_fails_naming_the_unreachable_state() -> None:
-    """STYLE 5: the machine is checked when built; a state no edge reaches is named."""
+    """C1: the machine is checked when built; a state no edge reaches is named."""
     flow = flow_from_data({"name": "empty", "categories": []})
     with pytest.raises(InvalidFlow, match="NeedPrimaryField") as info:
         ClarificationMachine("anything at all", flow)

@@ -41,7 +41,7 @@ def fingerprint(s: Session) -> tuple[Any, ...]:
 @pytest.mark.parametrize("journey", list(JOURNEYS))
 @pytest.mark.parametrize("guard", sorted(GUARDS))
 def test_every_guard_returns_a_bool_and_changes_nothing(guard: str, journey: str) -> None:
-    """STYLE 4: transitions compares guards with `== True` and may run them to check a trigger."""
+    """transitions compares guards with `== True` and may run them to check a trigger."""
     session = at(journey)
     before = fingerprint(session)
     assert type(GUARDS[guard](session)) is bool

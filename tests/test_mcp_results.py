@@ -58,6 +58,24 @@ def test_the_text_content_is_the_same_json(name: str) -> None:
     assert result.structured_content == json.loads(result.content[0].text)  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("name", list(RESULTS))
+def test_the_text_content_is_what_json_dumps_writes(name: str) -> None:
+    """pydantic-core writes the text: byte for byte json.dumps(..., indent=2) of the data."""
+    result = tool_result(RESULTS[name])
+    data = result.structured_content
+    expected = json.dumps(data, ensure_ascii=False, indent=2)
+    assert expected == result.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_output_schema_validates_what_the_discriminated_union_does() -> None:
+    """Written out with anyOf, the schema refuses a result whose status names another shape."""
+    data = tool_result(RESULTS["completed"]).structured_content
+    assert data is not None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**data, "status": "needs_clarification"}, SCHEMA)
+    assert "$ref" not in json.dumps(SCHEMA)
+
+
 def test_the_output_schema_is_an_object_schema() -> None:
     assert "object" == SCHEMA["type"]
 

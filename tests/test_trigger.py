@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from transitions import Machine
+from transitions.core import MachineError
 
 from preflight_fsm.trigger import SharedMachine
 
@@ -99,7 +100,15 @@ def test_nothing_is_registered_on_the_shared_machine() -> None:
 
 @pytest.mark.parametrize(
     "option",
-    ["queued", "send_event", "prepare_event", "finalize_event", "on_exception", "on_final"],
+    [
+        "queued",
+        "send_event",
+        "prepare_event",
+        "finalize_event",
+        "on_exception",
+        "on_final",
+        "ignore_invalid_triggers",
+    ],
 )
 def test_options_the_trigger_path_does_not_implement_are_refused(option: str) -> None:
     """A machine that asks for what SharedMachine would silently skip is not built."""
@@ -122,3 +131,20 @@ def test_transitions_the_trigger_path_does_not_implement_are_refused(
     """Named callbacks, internal transitions and prepare callbacks are refused at build."""
     with pytest.raises(ValueError, match="SharedMachine"):
         SharedMachine(model=None, states=["A"], initial="A", transitions=[transition])
+
+
+def test_a_trigger_from_a_state_without_its_rows_raises_as_stock_transitions_does() -> None:
+    """Without ignore_invalid_triggers (refused above), both raise MachineError with one text."""
+
+    def stop(machine: Machine) -> str:
+        model = Model(True, False)
+        model.state = "D"
+        with pytest.raises(MachineError) as raised:
+            machine.events["go"].trigger(model, model)
+        return str(raised.value)
+
+    stock = Machine(model=None, states=["A", "D"], initial="A", auto_transitions=False)
+    stock.add_transition("go", "A", "D")
+    shared = SharedMachine(model=None, states=["A", "D"], initial="A", auto_transitions=False)
+    shared.add_transition("go", "A", "D")
+    assert stop(stock) == stop(shared)

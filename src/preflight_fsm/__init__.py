@@ -11,93 +11,58 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from preflight_fsm.adapter import MockLLMAdapter
-    from preflight_fsm.answered_by import AnsweredBy
-    from preflight_fsm.errors import (
-        InvalidAnswers,
-        InvalidFlow,
-        InvalidIntention,
-        InvalidSeal,
-        InvalidSnapshot,
-        PreflightFsmError,
-        SessionFinished,
-        SnapshotFlowMismatch,
-        SnapshotVersionError,
-    )
-    from preflight_fsm.flow import Flow, FlowRegistry, default_flow, load_flow, load_registry
-    from preflight_fsm.machine import ClarificationMachine, Migration
-    from preflight_fsm.migration import Divergence
-    from preflight_fsm.patch import DecisionPatch
-    from preflight_fsm.snapshot import SealKeys, SessionSnapshot, TraceStep
-    from preflight_fsm.table import Edge, transition_table
-    from preflight_fsm.turn import LLMResponse, Question, Turn
-
-__all__ = [
-    "AnsweredBy",
-    "ClarificationMachine",
-    "DecisionPatch",
-    "Divergence",
-    "Edge",
-    "Flow",
-    "FlowRegistry",
-    "InvalidAnswers",
-    "InvalidFlow",
-    "InvalidIntention",
-    "InvalidSeal",
-    "InvalidSnapshot",
-    "LLMResponse",
-    "Migration",
-    "MockLLMAdapter",
-    "PreflightFsmError",
-    "Question",
-    "SealKeys",
-    "SessionFinished",
-    "SessionSnapshot",
-    "SnapshotFlowMismatch",
-    "SnapshotVersionError",
-    "TraceStep",
-    "Turn",
-    "default_flow",
-    "load_flow",
-    "load_registry",
-    "transition_table",
-]
+if TYPE_CHECKING:  # the one list of public names (`X as X`: re-exported), read below
+    from preflight_fsm.adapter import MockLLMAdapter as MockLLMAdapter
+    from preflight_fsm.answered_by import AnsweredBy as AnsweredBy
+    from preflight_fsm.errors import InvalidAnswers as InvalidAnswers
+    from preflight_fsm.errors import InvalidFlow as InvalidFlow
+    from preflight_fsm.errors import InvalidIntention as InvalidIntention
+    from preflight_fsm.errors import InvalidSeal as InvalidSeal
+    from preflight_fsm.errors import InvalidSnapshot as InvalidSnapshot
+    from preflight_fsm.errors import PreflightFsmError as PreflightFsmError
+    from preflight_fsm.errors import SessionFinished as SessionFinished
+    from preflight_fsm.errors import SnapshotFlowMismatch as SnapshotFlowMismatch
+    from preflight_fsm.errors import SnapshotVersionError as SnapshotVersionError
+    from preflight_fsm.flow import Flow as Flow
+    from preflight_fsm.flow import FlowRegistry as FlowRegistry
+    from preflight_fsm.flow import default_flow as default_flow
+    from preflight_fsm.flow import load_flow as load_flow
+    from preflight_fsm.flow import load_registry as load_registry
+    from preflight_fsm.machine import ClarificationMachine as ClarificationMachine
+    from preflight_fsm.machine import Migration as Migration
+    from preflight_fsm.migration import Divergence as Divergence
+    from preflight_fsm.patch import DecisionPatch as DecisionPatch
+    from preflight_fsm.snapshot import SealKeys as SealKeys
+    from preflight_fsm.snapshot import SessionSnapshot as SessionSnapshot
+    from preflight_fsm.snapshot import TraceStep as TraceStep
+    from preflight_fsm.table import Edge as Edge
+    from preflight_fsm.table import transition_table as transition_table
+    from preflight_fsm.turn import LLMResponse as LLMResponse
+    from preflight_fsm.turn import Question as Question
+    from preflight_fsm.turn import Turn as Turn
 
 __version__ = "0.2.0"
+"""The one place the version is written: pyproject.toml's hatch reads it from here."""
 
-_HOMES: dict[str, str] = {
-    "AnsweredBy": "answered_by",
-    "ClarificationMachine": "machine",
-    "DecisionPatch": "patch",
-    "Divergence": "migration",
-    "Edge": "table",
-    "Flow": "flow",
-    "FlowRegistry": "flow",
-    "InvalidAnswers": "errors",
-    "InvalidFlow": "errors",
-    "InvalidIntention": "errors",
-    "InvalidSeal": "errors",
-    "InvalidSnapshot": "errors",
-    "LLMResponse": "turn",
-    "Migration": "machine",
-    "MockLLMAdapter": "adapter",
-    "PreflightFsmError": "errors",
-    "Question": "turn",
-    "SealKeys": "snapshot",
-    "SessionFinished": "errors",
-    "SessionSnapshot": "snapshot",
-    "SnapshotFlowMismatch": "errors",
-    "SnapshotVersionError": "errors",
-    "TraceStep": "snapshot",
-    "Turn": "turn",
-    "default_flow": "flow",
-    "load_flow": "flow",
-    "load_registry": "flow",
-    "transition_table": "table",
-}
-"""Public name -> the module under ``preflight_fsm`` that defines it."""
 
+def _homes() -> dict[str, str]:
+    """Public name -> its module under ``preflight_fsm``, read from the imports above.
+
+    The names are written once, as the imports mypy reads; the interpreter skips those, so this
+    reads them from the source (as lazy_loader reads a stub) instead of a second list.
+    """
+    with open(__file__, encoding="utf-8") as file:
+        block = file.read().split("if TYPE_CHECKING:", 1)[1].split("\n\n", 1)[0]
+    homes: dict[str, str] = {}
+    for line in block.splitlines():
+        words = line.split()  # from preflight_fsm.<module> import <Name> as <Name>
+        if words[:1] == ["from"]:
+            homes[words[3]] = words[1].removeprefix("preflight_fsm.")
+    return homes
+
+
+_HOMES = _homes()
+__all__ = sorted(_HOMES)
 
 if not TYPE_CHECKING:  # hidden from mypy, which types the names by the imports above; a
     # __getattr__ it saw would make any misspelt preflight_fsm.Name pass as Any.

@@ -15,7 +15,7 @@ from typing import Any
 from preflight_fsm.answered_by import SOURCES, AnsweredBy, check_answered_by
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Category, Flow, Hint
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Category, Flow, Hint, other_text_question
 from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.session import Session, TraceEntry
@@ -113,7 +113,7 @@ class Engine:
                 Question(
                     id=qid + OTHER_SUFFIX,
                     type="free_text",
-                    question=f"Please specify ({text}):",
+                    question=other_text_question(text),
                     optional=True,
                     depends_on_question_id=qid,
                     depends_on_value=other,
@@ -123,7 +123,7 @@ class Engine:
         def alone(qid: str, text: str) -> tuple[Question, ...]:
             return (
                 Question(
-                    id=qid + OTHER_SUFFIX, type="free_text", question=f"Please specify ({text}):"
+                    id=qid + OTHER_SUFFIX, type="free_text", question=other_text_question(text)
                 ),
             )
 

@@ -36,6 +36,7 @@ __all__ = [
     "default_registry",
     "load_flow",
     "load_registry",
+    "other_text_question",
 ]
 
 MAX_FLOW_FILE_BYTES: Final = 1024 * 1024
@@ -47,6 +48,12 @@ snapshots keep, whatever label a flow's ``other_option`` shows a person."""
 
 OTHER_SUFFIX = "__other"
 """Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
+
+
+def other_text_question(question: str) -> str:
+    """What the companion asks after "Other (specify)" (C2): ``Please specify (<question>):``."""
+    return f"Please specify ({question}):"
+
 
 Hint = Literal["task", "adr", "unsure"]
 _ID = r"^[a-z][a-z0-9_]*$"

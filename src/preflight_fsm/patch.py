@@ -12,7 +12,7 @@ from preflight_fsm.states import Decided
 if TYPE_CHECKING:
     from preflight_fsm.session import Session
 
-__all__ = ["DecisionPatch", "patch_fields", "patch_of"]
+__all__ = ["DecisionPatch", "patch_fields"]
 
 
 class DecisionPatch(BaseModel):
@@ -27,16 +27,6 @@ class DecisionPatch(BaseModel):
     category: str
     fields: tuple[tuple[str, str], ...]
     references: tuple[tuple[str, str], ...] = ()
-
-
-def patch_of(s: Session) -> DecisionPatch | None:
-    """The patch of a session in Done (C6); None in any other state."""
-    fields = patch_fields(s)
-    if fields is None:
-        return None
-    # DecisionPatch's own validator, called directly (as turn.turn_of does for the Turn).
-    patch: DecisionPatch = DecisionPatch.__pydantic_validator__.validate_python(fields)
-    return patch
 
 
 def patch_fields(s: Session) -> dict[str, Any] | None:

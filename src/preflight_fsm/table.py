@@ -113,7 +113,7 @@ class Edge:
 
 
 def edges_for(flow: Flow) -> tuple[Edge, ...]:
-    """The rows of TABLE that ``flow`` can take, as Edges in table order; checked (STYLE 5)."""
+    """The rows of TABLE that ``flow`` can take, as Edges in table order; checked by check_graph."""
     has = {
         "keywords": any(c.keywords for c in flow.categories),
         "categories": bool(flow.categories),
@@ -133,7 +133,7 @@ def transition_table(flow: Flow | None = None) -> tuple[Edge, ...]:
 
 
 def check_graph(edges: tuple[Edge, ...]) -> None:
-    """STYLE 5: every state reachable, no trap state, a terminal state reachable from each."""
+    """Every state reachable, no trap state, a terminal state reachable from each (C1)."""
     following: dict[str, set[str]] = {state: set() for state in STATES}
     for edge in edges:
         following[edge.source].add(edge.dest)

@@ -20,7 +20,10 @@ from transitions.core import Event, MachineError, Transition
 __all__ = ["SharedMachine"]
 
 # Machine options this path does not implement: a machine that sets one is refused.
+# (ignore_invalid_triggers: an answer in a state with no answer row raises MachineError here, as
+# stock transitions does without the option; with it, stock would return False instead.)
 _REFUSED_OPTIONS = (
+    "ignore_invalid_triggers",
     "queued",
     "send_event",
     "prepare_event",

@@ -29,14 +29,12 @@ def visible_question(turn: Turn) -> Question:
 
 def question_texts(flow: Flow | None = None) -> dict[str, str]:
     """Every question id the flow asks, with its text (the default flow when None)."""
-    from preflight_fsm.flow import OTHER_SUFFIX, default_flow
+    from preflight_fsm.flow import OTHER_SUFFIX, default_flow, other_text_question
 
     flow = flow or default_flow()
     texts = {flow.category_question.id: flow.category_question.text}
     texts.update({c.question.id: c.question.text for c in flow.categories})
-    texts.update(
-        {f"{qid}{OTHER_SUFFIX}": f"Please specify ({text}):" for qid, text in list(texts.items())}
-    )
+    texts.update({f"{qid}{OTHER_SUFFIX}": other_text_question(t) for qid, t in list(texts.items())})
     return texts
 
 

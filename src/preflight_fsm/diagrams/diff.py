@@ -14,9 +14,6 @@ from typing import Any, Final, Literal
 from preflight_fsm import Flow, transition_table
 from preflight_fsm.diagrams.dot import MINUS
 from preflight_fsm.diagrams.model import (
-    NEED_CATEGORY,
-    NEED_OTHER,
-    NEED_PRIMARY_FIELD,
     Arrow,
     Ask,
     Change,
@@ -27,6 +24,7 @@ from preflight_fsm.diagrams.model import (
     flow_graph,
 )
 from preflight_fsm.flow import Category
+from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD
 
 __all__ = ["FlowChange", "FlowDiff", "Subject", "diff_graph", "flow_diff"]
 

@@ -14,10 +14,10 @@ from typing import Final
 
 from preflight_fsm import ClarificationMachine, Flow, default_flow, load_flow, transition_table
 from preflight_fsm.diagrams.diff import diff_graph, flow_diff
-from preflight_fsm.diagrams.dot import to_dot
+from preflight_fsm.diagrams.dot import dot_graph, to_dot
 from preflight_fsm.diagrams.mermaid import to_mermaid
 from preflight_fsm.diagrams.model import LOCK_GUARD, Graph, arrows_of, flow_graph
-from preflight_fsm.diagrams.render import run_dot
+from preflight_fsm.diagrams.render import pipe
 from preflight_fsm.diagrams.session import session_graph
 from preflight_fsm.errors import PreflightFsmError
 
@@ -151,7 +151,7 @@ def generated_files(root: Path | str = ".") -> dict[str, bytes]:
 def svg_files(root: Path | str = ".") -> dict[str, bytes]:
     """The committed SVGs, rendered by Graphviz (GraphvizMissing without it)."""
     return {
-        f"{stem}.svg": run_dot(to_dot(graph), "svg") for stem, graph in _graphs(Path(root)).items()
+        f"{stem}.svg": pipe(dot_graph(graph), "svg") for stem, graph in _graphs(Path(root)).items()
     }
 
 

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from preflight_fsm import ClarificationMachine, Edge, Flow, default_flow, transition_table
+from preflight_fsm.flow import other_text_question
+from preflight_fsm.guards import budget_left
+from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD
+from preflight_fsm.table import LOCK as LOCK_GUARD
 
 __all__ = [
     "LOCK_GUARD",
-    "OTHER_TEXT",
-    "SHORTCUT_GUARD",
     "Arrow",
     "Ask",
     "Change",
@@ -44,22 +46,8 @@ __all__ = [
     "terminal_states",
 ]
 
-# The state names are C1's contract; the engine's modules that define them are being reorganised,
-# so the diagrams name them here and read everything else from the table.
-NEED_CATEGORY: Final = "NeedCategory"
-NEED_PRIMARY_FIELD: Final = "NeedPrimaryField"
-NEED_OTHER: Final = "NeedOther"
-
-LOCK_GUARD: Final = "pending_question_answered"
-"""The guard on every ``answer`` edge, the one-field-per-turn lock (C3): drawn once."""
-
-SHORTCUT_GUARD: Final = "intention_names_one_category"
-"""The guard of the ``start`` edge: the keyword shortcut (C4)."""
-
-BUDGET_GUARD: Final = "budget_left"
-
-OTHER_TEXT: Final = "Please specify ({question}):"
-"""What NeedOther asks (C2): the question whose "Other (specify)" answer still owes its text."""
+BUDGET_GUARD: Final = budget_left.__name__
+"""The guard an edge needs while the flow's turn budget lasts (C3)."""
 
 Change = Literal["added", "removed", "changed"]
 Role = Literal["plain", "visited", "current", "faded"]
@@ -258,7 +246,7 @@ def asks_of(flow: Flow, state: str) -> tuple[Ask, ...]:
     if state == NEED_OTHER:
         return (
             Ask(
-                Text(OTHER_TEXT.format(question="…")),
+                Text(other_text_question("…")),
                 notes=(Text("the text owed after"), Text(f"“{flow.other_option}”")),
             ),
         )

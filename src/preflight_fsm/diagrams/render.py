@@ -1,17 +1,18 @@
-"""SVG and PNG through Graphviz's ``dot`` program; the text formats need nothing installed."""
+"""SVG and PNG through Graphviz's ``dot`` (the ``graphviz`` package's ``pipe``); the text
+formats need nothing installed."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import Final, Literal
 
-from preflight_fsm.diagrams.dot import to_dot
+import graphviz
+
+from preflight_fsm.diagrams.dot import dot_graph, to_dot
 from preflight_fsm.diagrams.mermaid import to_mermaid
 from preflight_fsm.diagrams.model import Graph
 from preflight_fsm.errors import GraphvizFailed, GraphvizMissing
 
-__all__ = ["BINARY_FORMATS", "FORMATS", "Format", "render", "run_dot"]
+__all__ = ["BINARY_FORMATS", "FORMATS", "Format", "pipe", "render"]
 
 Format = Literal["dot", "svg", "png", "mmd"]
 FORMATS: Final[tuple[Format, ...]] = ("dot", "svg", "png", "mmd")
@@ -26,22 +27,19 @@ def render(graph: Graph, fmt: Format) -> bytes:
         return to_mermaid(graph).encode()
     if fmt not in FORMATS:
         raise ValueError(f"unknown diagram format {fmt!r}; use one of {', '.join(FORMATS)}")
-    return run_dot(to_dot(graph), fmt)
+    return pipe(dot_graph(graph), fmt)
 
 
-def run_dot(source: str, fmt: str) -> bytes:
-    """What ``dot -T<fmt>`` makes of ``source``; GraphvizMissing or GraphvizFailed otherwise."""
-    program = shutil.which("dot")
-    if program is None:
+def pipe(dot: graphviz.Digraph, fmt: str) -> bytes:
+    """What ``dot -T<fmt>`` makes of ``dot``; GraphvizMissing or GraphvizFailed otherwise."""
+    try:
+        return dot.pipe(format=fmt, quiet=True)  # dot's stderr goes into GraphvizFailed
+    except graphviz.ExecutableNotFound:
         raise GraphvizMissing(
             f"the {fmt} format needs Graphviz's `dot` program, which is not on PATH; "
             "install Graphviz (Debian/Ubuntu: `apt-get install graphviz`), "
             "or use --format dot or mmd"
-        )
-    result = subprocess.run(
-        [program, f"-T{fmt}"], input=source.encode(), capture_output=True, check=False
-    )
-    if result.returncode != 0:
-        reported = result.stderr.decode(errors="replace").strip()
-        raise GraphvizFailed(f"`dot -T{fmt}` failed ({result.returncode}): {reported}")
-    return bytes(result.stdout)
+        ) from None
+    except graphviz.CalledProcessError as error:
+        reported = (error.stderr or b"").decode(errors="replace").strip()
+        raise GraphvizFailed(f"`dot -T{fmt}` failed ({error.returncode}): {reported}") from None

@@ -23,10 +23,6 @@ from preflight_fsm import (
     default_flow,
 )
 from preflight_fsm.diagrams.model import (
-    NEED_CATEGORY,
-    NEED_OTHER,
-    NEED_PRIMARY_FIELD,
-    OTHER_TEXT,
     Ask,
     Graph,
     Node,
@@ -35,8 +31,9 @@ from preflight_fsm.diagrams.model import (
     Text,
     flow_graph,
 )
-from preflight_fsm.flow import OTHER_SUFFIX, ChoiceQuestion
+from preflight_fsm.flow import OTHER_SUFFIX, ChoiceQuestion, other_text_question
 from preflight_fsm.snapshot import parse_snapshot
+from preflight_fsm.states import NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD
 
 __all__ = ["BLANK", "PathSource", "session_graph", "step_answers"]
 
@@ -253,8 +250,7 @@ def _session_node(
             asks = (Ask(Text(question.text), who=Text(category or "")),)
     elif node.name == NEED_OTHER:
         asks = tuple(
-            Ask(Text(OTHER_TEXT.format(question=_text_of(flow, key))))
-            for key in walk.other_questions
+            Ask(Text(other_text_question(_text_of(flow, key)))) for key in walk.other_questions
         )
     if node.terminal and node.name == current:
         if turn.patch is not None:

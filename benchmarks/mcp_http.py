@@ -1,0 +1,216 @@
+"""The MCP server over streamable HTTP: its CPU per call under concurrent clients, and scaling.
+
+One process of ``preflight-fsm mcp --transport http`` on a throw-away ``redis-server`` serves
+``clients`` SDK clients at once (each its own connection, each driving whole two-phase sessions);
+its CPU per call is read from the kernel (``/proc/<pid>/task/*/schedstat``) around each phase.
+Its floor, the echo tool of ``benchmarks/echo_server.py`` over HTTP on the same SDK, takes the
+same calls from the same clients; the two alternate phase by phase and the figures are medians
+over the rounds. CPU rather than wall time: the clients run on the same two cores, so a wall
+figure would measure them as much as the server.
+
+Scaling: two server processes on the same Redis, the clients split between them. The figure is
+``2 x`` (CPU per call of one process) / (CPU per call of the pair): the throughput two processes
+reach with a core each, against one. What could make it fall below 2 is work a second process
+adds to each call (compare-and-set conflicts, Redis round trips waiting on each other); the calls
+per second both reach here, on two cores shared with the clients and Redis, is noted beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.redis_server import redis_missing, throwaway_redis
+
+from benchmarks.mcp import OURS, sdk_missing
+from benchmarks.report import Figure
+from benchmarks.timing import process_cpu
+
+__all__ = ["http_figures"]
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 1.3
+"""Ours over the echo tool, server CPU per call."""
+SCALING_TARGET = 1.8
+
+_NAMES = (
+    ("mcp.http.echo.server_cpu", "ms"),
+    ("mcp.http.ours.server_cpu", "ms"),
+    ("mcp.http.ratio", "x"),
+    ("mcp.http.scaling", "x"),
+)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _serving(command: list[str], cwd: Path) -> Iterator[tuple[str, int]]:
+    """Run an HTTP server (``command`` + ``--port``-style argument appended by the caller's
+    ``{port}``) until the block ends; yield its URL and pid."""
+    port = _free_port()
+    argv = [part.format(port=port) for part in command]
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{' '.join(argv)} did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+async def _session(client: Any, k: int, echo: bool) -> int:
+    """One two-phase session (three calls); checked to end as it should."""
+    intention = f"Speed up the checkout page (ticket {k})"
+    result = await client.call_tool("require_clarification", {"user_intention": intention})
+    data = dict(result.structured_content or {})
+    session_id = "echo" if echo else data["session_id"]
+    for answers in ({"change_category": "Database"}, {"db_type": "PostgreSQL"}):
+        arguments = {"session_id": session_id, "answers": answers}
+        data = dict((await client.call_tool("require_clarification", arguments)).structured_content)
+    if not echo and data.get("status") != "completed":
+        raise AssertionError(f"an HTTP session did not complete: {data}")
+    return 3
+
+
+async def _phase(clients: list[Any], sessions: int, echo: bool, first: int) -> int:
+    """Every client runs ``sessions`` sessions at once with the others; the calls made."""
+    import anyio
+
+    calls = 0
+
+    async def run(index: int, client: Any) -> None:
+        nonlocal calls
+        for j in range(sessions):
+            made = await _session(client, first + index * sessions + j, echo)
+            calls += made  # after the await: `calls += await ...` would read calls before it
+
+    async with anyio.create_task_group() as group:
+        for index, client in enumerate(clients):
+            group.start_soon(run, index, client)
+    return calls
+
+
+async def _measure(
+    urls: dict[str, list[str]], pids: dict[str, list[int]], n_clients: int, rounds: int, each: int
+) -> dict[str, Any]:
+    from mcp import Client
+
+    async with AsyncExitStack() as stack:
+        clients: dict[str, list[Any]] = {}
+        for name, addresses in urls.items():
+            clients[name] = [
+                await stack.enter_async_context(
+                    Client(addresses[i % len(addresses)], mode="legacy")
+                )
+                for i in range(n_clients)
+            ]
+        per_call: dict[str, list[float]] = {name: [] for name in urls}
+        rate: dict[str, list[float]] = {name: [] for name in urls}
+        k = 0
+        for r in range(rounds + 1):  # round 0 warms up
+            names = list(urls) if r % 2 else list(reversed(urls))
+            for name in names:
+                before = sum(process_cpu(pid) for pid in pids[name])
+                start = time.perf_counter()
+                calls = await _phase(clients[name], each, name == "echo", k)
+                elapsed = time.perf_counter() - start
+                k += n_clients * each
+                if r:
+                    used = sum(process_cpu(pid) for pid in pids[name]) - before
+                    per_call[name].append(used / calls)
+                    rate[name].append(calls / elapsed)
+    return {
+        "cpu": {name: statistics.median(values) for name, values in per_call.items()},
+        "rate": {name: statistics.median(values) for name, values in rate.items()},
+    }
+
+
+def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
+    """Server CPU per call, ours against the echo tool, and two processes against one."""
+    why = sdk_missing() or redis_missing()
+    if why is not None:
+        return [Figure(name, None, unit, note=f"skipped: {why}") for name, unit in _NAMES]
+    import anyio
+
+    ours = [str(OURS), "mcp", "--transport", "http", "--port", "{port}", "--store"]
+    echo = [sys.executable, "-m", "benchmarks.echo_server", "--http", "{port}"]
+    with tempfile.TemporaryDirectory(prefix="preflight-fsm-http-bench-") as tmp:
+        work = Path(tmp)
+        with (
+            throwaway_redis(work) as redis_url,
+            _serving([*ours, redis_url], work) as (one, one_pid),
+            _serving([*ours, redis_url], work) as (two, two_pid),
+            _serving(echo, ROOT) as (floor, floor_pid),
+        ):
+            runner: Callable[[], Any] = lambda: _measure(  # noqa: E731
+                {"ours": [one], "echo": [floor], "pair": [one, two]},
+                {"ours": [one_pid], "echo": [floor_pid], "pair": [one_pid, two_pid]},
+                clients,
+                rounds,
+                each,
+            )
+            measured = anyio.run(runner)
+    cpu, rate = measured["cpu"], measured["rate"]
+    ratio = cpu["ours"] / cpu["echo"]
+    scaling = 2 * cpu["ours"] / cpu["pair"]
+    return [
+        Figure(
+            "mcp.http.echo.server_cpu",
+            cpu["echo"] * 1e3,
+            "ms",
+            note=f"floor: the echo tool over HTTP, {clients} clients at once",
+        ),
+        Figure(
+            "mcp.http.ours.server_cpu",
+            cpu["ours"] * 1e3,
+            "ms",
+            note=f"per call, one process on Redis, {clients} clients at once; "
+            f"{rate['ours']:,.0f} calls/s here",
+        ),
+        Figure(
+            "mcp.http.ratio",
+            ratio,
+            "x",
+            target=f"<= {TARGET:.2f} (ours / echo, server CPU per call)",
+            ok=ratio <= TARGET,
+        ),
+        Figure(
+            "mcp.http.scaling",
+            scaling,
+            "x",
+            target=f">= {SCALING_TARGET:.2f} (2 processes on one Redis / 1, by CPU per call)",
+            ok=scaling >= SCALING_TARGET,
+            note=f"the pair's CPU per call {cpu['pair'] * 1e3:.3f} ms; "
+            f"{rate['pair']:,.0f} calls/s on these 2 shared cores",
+        ),
+    ]
+
+
+if __name__ == "__main__":  # python -m benchmarks.mcp_http: this group alone, quickly
+    for figure in http_figures(8, 5, 3 if os.environ.get("QUICK") else 10):
+        print(figure.name, figure.shown, figure.target, figure.status, figure.note)
