@@ -74,6 +74,20 @@ def test_a_missing_recording_says_how_to_make_one(tmp_path: Path) -> None:
         ReplayLLMAdapter(tmp_path / "none.jsonl")
 
 
+def test_a_recording_over_the_limit_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recording is read with a limit (/dev/zero, a runaway file): its own error, no memory
+    exhausted."""
+    from preflight_fsm.llm import recording as recording_module
+
+    monkeypatch.setattr(recording_module, "MAX_RECORDING_BYTES", 10)
+    path = tmp_path / "exchanges.jsonl"
+    path.write_text('{"prompt_hash": "abc", "completion": "{}"}\n')
+    with pytest.raises(RecordingMissing, match="larger than 10 bytes"):
+        ReplayLLMAdapter(path)
+
+
 def test_a_bad_line_is_named_by_its_number(recording: tuple[Path, object, object]) -> None:
     """Line 3 is not JSON: the error says bad line 3 and what a line holds."""
     path, _, _ = recording

@@ -27,6 +27,8 @@ from preflights.adapters.llm_base import BaseLLMAdapter
 from preflights.adapters.llm_errors import LLMProviderError
 from preflights.application.llm_config import LLMConfig
 
+from preflight_fsm.bounded import TooLarge, read_bounded
+
 __all__ = [
     "PREVIEW_CHARS",
     "PromptNotRecorded",
@@ -154,9 +156,17 @@ class ReplayLLMAdapter(BaseLLMAdapter):
         return value
 
 
+MAX_RECORDING_BYTES: Final = 64 * 1024 * 1024
+"""A larger recording is refused unread: thousands of sessions fit well below it."""
+
+
 def _load(path: Path) -> tuple[dict[str, str], str | None]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_RECORDING_BYTES).decode("utf-8")
+    except TooLarge as exc:
+        raise RecordingMissing(
+            f"cannot read the recording {path}: it {exc}; record only the sessions you replay"
+        ) from None
     except FileNotFoundError:
         raise RecordingMissing(
             f"no recording at {path}: record one first (preflight-fsm pf --llm-provider NAME "
