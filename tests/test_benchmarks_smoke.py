@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -73,21 +77,49 @@ FIGURES: dict[str, tuple[str, ...]] = {
 """Every figure of `make bench`, by the group that measures it (`--only GROUP`)."""
 
 _RUNS: dict[str, subprocess.CompletedProcess[str]] = {}
+_SHARED = Path(os.environ.get("PYTEST_XDIST_TESTRUNUID", ""))
 
 
 def smoke(group: str) -> subprocess.CompletedProcess[str]:
-    """The smoke run of one group, run once per test process (each group is an xdist group,
-    so all its tests share one worker and one run, and the groups run side by side)."""
+    """The smoke run of one group, run once per test run: its result is kept in this process and,
+    under xdist, in a file every worker of the run reads (xdist may schedule a group's tests on
+    several workers), so no group is run twice."""
     if group not in _RUNS:
-        _RUNS[group] = subprocess.run(
-            [sys.executable, "-m", "benchmarks", "--smoke", "--only", group],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        _RUNS[group] = _shared_run(group) if _SHARED.name else _run(group)
     return _RUNS[group]
+
+
+def _run(group: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smoke", "--only", group],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _shared_run(group: str) -> subprocess.CompletedProcess[str]:
+    """One run of ``group`` for every worker of this xdist run (keyed by its run id): the first
+    worker runs it under an exclusive lock, the others read what it wrote."""
+    folder = Path(tempfile.gettempdir()) / f"preflight-fsm-smoke-{_SHARED.name}"
+    folder.mkdir(exist_ok=True)
+    kept = folder / f"{group}.json"
+    with (folder / f"{group}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.exists():
+            data = json.loads(kept.read_text(encoding="utf-8"))
+            return subprocess.CompletedProcess(data["args"], data["code"], data["out"], data["err"])
+        done = _run(group)
+        result = {
+            "args": done.args,
+            "code": done.returncode,
+            "out": done.stdout,
+            "err": done.stderr,
+        }
+        kept.write_text(json.dumps(result), encoding="utf-8")
+        return done
 
 
 def _by_group(values: list[tuple[str, ...]]) -> list[Any]:

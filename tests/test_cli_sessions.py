@@ -959,3 +959,20 @@ def test_a_lone_surrogate_escape_in_answers_is_refused_without_a_traceback(
     assert EXIT_INVALID_ANSWERS == done.returncode
     assert "U+D800" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_every_state_has_a_status_a_person_reads() -> None:
+    """Text output says where a session stands in words; state names stay in --json (issue 24)."""
+    from preflight_fsm.cli.sessions import _STATUS
+    from preflight_fsm.states import STATES
+
+    assert sorted(STATES) == sorted(_STATUS)
+    assert not any(name in text for name in STATES for text in _STATUS.values())
+
+
+def test_text_output_shows_the_status_not_the_state_name(cwd: Path) -> None:
+    """`start` prints a status line without the machine's state names."""
+    done = _run(cwd, "start", "Add a new feature")
+    assert 0 == done.returncode, done.stderr
+    assert "status   asking the type of change (turn 1" in done.stdout
+    assert "NeedCategory" not in done.stdout

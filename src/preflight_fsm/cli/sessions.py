@@ -166,6 +166,16 @@ def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
 # -- output --------------------------------------------------------------------------------------
 
 
+_STATUS: dict[str, str] = {
+    "NeedCategory": "asking the type of change",
+    "NeedPrimaryField": "asking its question",
+    "NeedOther": 'waiting for the text of "Other (specify)"',
+    "Done": "decided",
+    "NoPatch": "ended without a decision",
+}
+"""Each state as a person reads it; the state names stay in ``--json`` (issue 24)."""
+
+
 def _print_state(
     state: SessionState, as_json: bool, flow: Flow | None, *, sources: bool = False
 ) -> None:
@@ -175,7 +185,7 @@ def _print_state(
     turn = state.turn
     lines = [
         f"session  {state.id}",
-        f"state    {turn.state} (turn {turn.number}, progress {turn.progress:g}, "
+        f"status   {_STATUS[turn.state]} (turn {turn.number}, progress {turn.progress:g}, "
         f"version {state.version})",
         "",
         *_describe_turn(turn, flow),
