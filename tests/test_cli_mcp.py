@@ -44,11 +44,11 @@ def test_stdio_ends_cleanly_when_its_input_ends(tmp_path: Path) -> None:
 def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_path: Path) -> None:
     import importlib.util
 
-    if importlib.util.find_spec("preflight_fsm.integrations.preflights_mcp") is not None:
+    if importlib.util.find_spec("preflight_fsm.integrations.preflights.agent_tools") is not None:
         return  # the builder is merged: `--preflights` serves it (its own tests cover that)
     done = _run("--preflights", cwd=tmp_path)
     assert 2 == done.returncode
-    assert "preflight_fsm.integrations.preflights_mcp" in done.stderr
+    assert "preflight_fsm.integrations.preflights.agent_tools" in done.stderr
 
 
 def test_an_unknown_answers_from_policy_is_a_usage_error(tmp_path: Path) -> None:

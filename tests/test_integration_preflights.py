@@ -54,7 +54,7 @@ from preflight_fsm.integrations.preflights import (  # noqa: E402
     from_preflights_response,
     to_preflights_question,
 )
-from preflight_fsm.integrations.preflights_app import FsmPreflightsApp  # noqa: E402
+from preflight_fsm.integrations.preflights.application import FsmPreflightsApp  # noqa: E402
 from preflight_fsm.turn import Question as OurQuestion  # noqa: E402
 
 OTHER = "Other (specify)"

@@ -29,7 +29,7 @@ from preflights.application.types import LLMResponse as PfLLMResponse
 from preflights.core.types import default_v1_heuristics
 
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
+from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.llm import DEADLINE_ENV, GuardedLLMAdapter, Replacement, deadline_from
 from preflight_fsm.llm.faults import FAULTS, FaultyLLMAdapter
 

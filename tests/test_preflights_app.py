@@ -18,7 +18,7 @@ from preflights.adapters.sequential_uid import SequentialUIDProvider
 from preflights.adapters.simple_file_context import SimpleFileContextBuilder
 
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_app import (
+from preflight_fsm.integrations.preflights.application import (
     AWAITING_ANSWER,
     INVALID_ANSWER,
     NO_DECISION,

@@ -9,7 +9,7 @@ import pytest
 
 preflights = pytest.importorskip("preflights")
 
-from preflight_fsm.integrations.preflights_compat import (  # noqa: E402
+from preflight_fsm.integrations.preflights.compat import (  # noqa: E402
     RELIED_ON,
     SOURCE_DIGESTS,
     compat_problems,

@@ -238,7 +238,7 @@ def test_read_architecture_reads_the_decisions_written(
 def test_the_server_never_imports_preflights_own_mcp_server() -> None:
     """Preflights' 1.x-SDK server module (preflights.mcp) is never imported."""
     script = (
-        "import sys; from preflight_fsm.integrations.preflights_mcp import "
+        "import sys; from preflight_fsm.integrations.preflights.agent_tools import "
         "build_preflights_server; build_preflights_server('memory:'); "
         "print(sorted(m for m in sys.modules if m.startswith('preflights.mcp')))"
     )

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from preflight_fsm import default_flow
-from preflight_fsm.integrations.preflights_position import (
+from preflight_fsm.integrations.preflights.position import (
     STAND_IN_INTENTION,
     engine_intention,
     position,

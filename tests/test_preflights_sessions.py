@@ -12,7 +12,7 @@ from preflights.adapters.file_session import FileSessionAdapter
 from preflights.application.types import Question, Session
 
 from preflight_fsm.errors import SessionConflict
-from preflight_fsm.integrations.preflights_sessions import (
+from preflight_fsm.integrations.preflights.sessions import (
     KEY_PREFIX,
     FsmFileSessionAdapter,
     StoreSessionAdapter,

@@ -1,9 +1,9 @@
 """Hypothesis properties of the two LLM ports: input of any shape, never an exception (D41).
 
 ``MockLLMAdapter`` (adapter.py) and Preflights' port ``FsmLLMAdapter``
-(integrations/preflights.py) take ``session_state``, answers and ``heuristics_config`` from a
-caller the engine does not control; whatever they are given, each call answers, and garbage is
-never answered as a finished session (issue 23, items 3 and 4).
+(integrations/preflights/adapter.py) take ``session_state``, answers and ``heuristics_config``
+from a caller the engine does not control; whatever they are given, each call answers, and garbage
+is never answered as a finished session (issue 23, items 3 and 4).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import preflights.application as application
 from preflights.application.preflights_app import PreflightsApp
 
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_cli import build_pf_app
+from preflight_fsm.integrations.preflights.command_line import build_pf_app
 
 mock_llm.MockLLMAdapter = FsmLLMAdapter  # type: ignore[misc, assignment]  # the swap is the plugin's point
 _stock_default_app = application._get_default_app

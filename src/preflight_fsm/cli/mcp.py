@@ -29,7 +29,7 @@ from preflight_fsm.cli.stores import (
 from preflight_fsm.flow import load_registry
 from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
-PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights_mcp"
+PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights.agent_tools"
 
 
 def _missing_sdk() -> str | None:
@@ -157,7 +157,7 @@ def mcp_command(
         bool,
         typer.Option(
             "--preflights",
-            help="Serve Preflights' own tool shapes (preflight_fsm.integrations.preflights_mcp).",
+            help="Serve Preflights' own tool shapes (its agent tools, docs/preflights.md).",
         ),
     ] = False,
 ) -> None:

@@ -21,7 +21,7 @@ _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 def pf(ctx: typer.Context) -> None:
     """Run ``pf`` with every argument as given; exit with its code."""
     try:
-        from preflight_fsm.integrations.preflights_cli import run_pf
+        from preflight_fsm.integrations.preflights.command_line import run_pf
     except ImportError:
         from preflight_fsm.extras import install_hint
 

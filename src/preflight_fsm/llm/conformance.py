@@ -27,7 +27,7 @@ from preflight_fsm.integrations.preflights import (
     to_preflights_patch,
     to_preflights_response,
 )
-from preflight_fsm.integrations.preflights_position import STAND_IN_INTENTION
+from preflight_fsm.integrations.preflights.position import STAND_IN_INTENTION
 from preflight_fsm.llm.guard import complete_turn
 from preflight_fsm.llm.judge import RULES, Disagreement, judge_patch, judge_turn
 

@@ -42,7 +42,7 @@ from preflight_fsm.integrations.preflights import (
     FsmLLMAdapter,
     to_preflights_response,
 )
-from preflight_fsm.integrations.preflights_position import Position
+from preflight_fsm.integrations.preflights.position import Position
 from preflight_fsm.llm.judge import as_flow_answers, judge_patch, judge_turn, shown_names
 
 __all__ = [

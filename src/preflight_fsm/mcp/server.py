@@ -1,6 +1,6 @@
 """Building the MCP server (:func:`build_server`) and running it (:func:`serve`).
 
-The two are apart so another builder (``preflight_fsm.integrations.preflights_mcp``, with
+The two are apart so another builder (``preflight_fsm.integrations.preflights.agent_tools``, with
 Preflights' own tool shapes) can be served the same way: ``serve(build_...(...), "stdio")``.
 """
 

@@ -50,7 +50,7 @@ __all__ = [
 
 PREFLIGHTS_PREFIX: Final = "preflights-"
 """Ids of the sessions Preflights' own application keeps in the same store (``preflight-fsm pf``,
-``mcp --preflights``: integrations/preflights_sessions.py). They are not clarification sessions
+``mcp --preflights``: integrations/preflights/sessions.py). They are not clarification sessions
 of this service: listing and migrating leave them out; their commands read them."""
 
 

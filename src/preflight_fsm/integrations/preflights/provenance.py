@@ -1,7 +1,7 @@
 """Who answered each decided value, written into the ADR and task Preflights wrote (C9).
 
 Preflights' own files say what was decided, not who decided it. Once a session completes, the
-application (``preflights_app.py``) appends a short section to each file it wrote: every value of
+application (``application.py``) appends a short section to each file it wrote: every value of
 the decision with its source, the ``answered_by`` of the step that supplied it (``cli`` for
 ``pf``, ``agent`` or ``user_form`` for ``mcp --preflights``), or ``intention`` where the intention's
 own words decided it (the keyword shortcut, or a value Preflights pre-filled from them).

@@ -43,7 +43,7 @@ from preflight_fsm.turn import Question
 
 __all__ = ["ANSWERS_NEED_USER", "PreflightsForms"]
 
-logger = logging.getLogger("preflight_fsm.integrations.preflights_mcp")
+logger = logging.getLogger("preflight_fsm.integrations.preflights.agent_tools")
 
 ANSWERS_NEED_USER: Final = "ANSWERS_NEED_USER"
 MAX_FORM_RETRIES: Final = 3

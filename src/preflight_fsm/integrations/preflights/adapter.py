@@ -10,9 +10,10 @@ Two ways to use the engine from the real ``preflights`` package (extra ``preflig
   Preflights core would drive to get the full hybrid flow (see ``docs/preflights.md``).
 
 Conversion is by field name (C8): our public models carry the names of Preflights' dataclasses.
-The rest of the integration builds on these: ``preflights_app`` (Preflights' application with
-the full hybrid flow), ``preflights_cli`` (``preflight-fsm pf``), ``preflights_mcp`` (the agent
-tools), ``preflights_sessions``, ``preflights_position`` and ``preflights_compat``.
+The rest of the integration (``preflight_fsm.integrations.preflights``) builds on these:
+``application`` (Preflights' application with the full hybrid flow), ``command_line``
+(``preflight-fsm pf``), ``agent_tools`` (the MCP tools), ``sessions``, ``position`` and
+``compat``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from preflight_fsm.adapter import MockLLMAdapter
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
-from preflight_fsm.integrations.preflights_position import (
+from preflight_fsm.integrations.preflights.position import (
     Position,
     engine_intention,
     log_position,
@@ -207,7 +208,7 @@ class FsmLLMAdapter:
     It can stand in for Preflights' ``MockLLMAdapter``, test helpers included. It ignores answers
     to ids it does not know, honours ``session_state``, and returns None rather than a patch
     outside ``heuristics_config.schema``. It never raises for its input where Preflights' port
-    does not (the reason is logged instead, ``preflights_position``). No prompt is ever sent
+    does not (the reason is logged instead, ``position``). No prompt is ever sent
     anywhere: ``debug_llm`` with a ``repo_path`` writes the engine's account instead.
 
     >>> from preflights.core.types import default_v1_heuristics
@@ -279,7 +280,7 @@ class FsmLLMAdapter:
 
         A snapshot that also carries the answers' values (an ``answers`` attribute or key,
         mapping ids to values, or pairs — :class:`AnsweredSnapshot`) gets exactly the next turn:
-        the answers are replayed and settled (``preflights_position``). Preflights' four fields
+        the answers are replayed and settled (``position``). Preflights' four fields
         alone give the position they describe (C9). Never raises for its input, as Preflights'
         port does not: an intention the engine refuses runs as the closest text it takes (the
         reason is logged), a snapshot it cannot place gives turn 1.
@@ -353,7 +354,7 @@ class FsmLLMAdapter:
         """Where a session with these answers (and these accepted rounds, supplied by
         ``sources``) stands, its new answers supplied by ``answered_by``; never raises.
 
-        See ``preflights_position.position``.
+        See ``position.position``.
         """
         return position(intention, answers, self._flow, rounds, answered_by, sources)
 

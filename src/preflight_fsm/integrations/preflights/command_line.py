@@ -5,7 +5,7 @@ files (``.preflights/current_session.json`` in the repository, ``~/.preflights/s
 artifacts — after installing, as the application ``pf`` uses, Preflights' own
 ``PreflightsApp`` wiring with three parts swapped: the engine's :class:`FsmLLMAdapter` for the
 mock (or, with pf's ``--llm`` options, Preflights' real adapter under the guard,
-``preflight_fsm.llm.pf``), :class:`FsmPreflightsApp` (the full hybrid flow) for the app class, and
+``llm_options``), :class:`FsmPreflightsApp` (the full hybrid flow) for the app class, and
 :class:`FsmFileSessionAdapter` (keeps pre-filled answers) for the file sessions.
 """
 
@@ -28,14 +28,14 @@ from preflights.cli.main import app as pf_app
 from preflights.cli.state import delete_session
 
 from preflight_fsm.flow import Flow
-from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
-from preflight_fsm.integrations.preflights_compat import compat_problems
-from preflight_fsm.integrations.preflights_hints import INPUT_ENDED, PF_COMMAND, pf_hints
-from preflight_fsm.integrations.preflights_position import logger
-from preflight_fsm.integrations.preflights_prompts import near_miss_prompts
-from preflight_fsm.integrations.preflights_sessions import FsmFileSessionAdapter
-from preflight_fsm.llm.pf import split_llm_options
+from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
+from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
+from preflight_fsm.integrations.preflights.compat import compat_problems
+from preflight_fsm.integrations.preflights.hints import INPUT_ENDED, PF_COMMAND, pf_hints
+from preflight_fsm.integrations.preflights.llm_options import split_llm_options
+from preflight_fsm.integrations.preflights.position import logger
+from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
+from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
 
 __all__ = ["LLM_OPTIONS", "build_pf_app", "run_pf"]
 

@@ -17,7 +17,8 @@ with ``depends_on_question_id``/``depends_on_value``, so an agent can take the "
 path; and a session whose intention Preflights already answered ("Add OAuth login") completes at
 once instead of returning an empty list of questions.
 
-Run it alone (stdio) with ``python -m preflight_fsm.integrations.preflights_mcp [--store S]``.
+Run it alone (stdio) with
+``python -m preflight_fsm.integrations.preflights.agent_tools [--store S]``.
 """
 
 from __future__ import annotations
@@ -48,19 +49,19 @@ from preflights.application.types import (
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import Flow, load_flow
-from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_app import FsmPreflightsApp
-from preflight_fsm.integrations.preflights_compat import compat_problems
-from preflight_fsm.integrations.preflights_forms import ANSWERS_NEED_USER, PreflightsForms
-from preflight_fsm.integrations.preflights_sessions import StoreSessionAdapter
-from preflight_fsm.llm.pf import configured_guard
+from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
+from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
+from preflight_fsm.integrations.preflights.compat import compat_problems
+from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
+from preflight_fsm.integrations.preflights.llm_options import configured_guard
+from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
 
 __all__ = ["PreflightsTools", "build_preflights_server", "main"]
 
-logger = logging.getLogger("preflight_fsm.integrations.preflights_mcp")
+logger = logging.getLogger("preflight_fsm.integrations.preflights.agent_tools")
 
 SERVER_NAME: Final = "preflight-fsm-preflights"
 REQUIRE_CLARIFICATION: Final = (
@@ -177,7 +178,7 @@ def build_preflights_server(
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
-    forms are asked through them (``preflights_forms.py``); ``answers_from`` is the policy
+    forms are asked through them (``forms.py``); ``answers_from`` is the policy
     (``user``: only through forms). Raises RuntimeError when the installed Preflights is not the
     one this integration relies on.
     """
@@ -252,9 +253,9 @@ def build_store_app(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m preflight_fsm.integrations.preflights_mcp``: serve the tools over stdio."""
+    """``python -m …integrations.preflights.agent_tools``: serve the tools over stdio."""
     parser = argparse.ArgumentParser(
-        prog="python -m preflight_fsm.integrations.preflights_mcp",
+        prog="python -m preflight_fsm.integrations.preflights.agent_tools",
         description="Preflights' agent tools on preflight-fsm, over stdio.",
     )
     parser.add_argument("--store", help="session store (default: PREFLIGHT_FSM_STORE, else SQLite)")

@@ -8,7 +8,7 @@ engine position, never raising for either:
 - :func:`engine_intention` picks the text the engine runs on (the intention itself whenever the
   engine takes it), and says why when it had to pick another;
 - :func:`position` replays the rounds the engine already accepted (one step each, when they are
-  kept: ``preflights_sessions.recorded_rounds``), then settles the current answers: it steps
+  kept: ``sessions.recorded_rounds``), then settles the current answers: it steps
   again while the question the machine now asks is already answered, so a placeholder given to
   it (``"tbd"``) ends the session as the user declining (C5 → NoPatch) instead of asking it
   forever.

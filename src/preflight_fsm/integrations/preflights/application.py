@@ -40,10 +40,10 @@ from preflights.application.types import (
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.answers import described
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
-from preflight_fsm.integrations.preflights import FsmLLMAdapter
-from preflight_fsm.integrations.preflights_answered_by import decided_sources, note_who_answered
-from preflight_fsm.integrations.preflights_position import Position, log_position
-from preflight_fsm.integrations.preflights_sessions import (
+from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
+from preflight_fsm.integrations.preflights.position import Position, log_position
+from preflight_fsm.integrations.preflights.provenance import decided_sources, note_who_answered
+from preflight_fsm.integrations.preflights.sessions import (
     record_round,
     recorded_rounds,
     recorded_sources,
