@@ -19,6 +19,8 @@ from preflight_fsm import (
     default_flow,
 )
 from preflight_fsm.answered_by import ANSWERED_BY
+from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.snapshot import SCHEMA_VERSION
 from preflight_fsm.snapshot import fast as snapshot_fast
 
 OTHER = "Other (specify)"
@@ -168,7 +170,7 @@ def test_a_version_two_snapshot_gains_the_sources_before_the_current_digest() ->
     line = V2.read_text(encoding="utf-8").splitlines()[1]
     snapshot = ClarificationMachine.from_snapshot(line).snapshot()
     assert snapshot.digest == snapshot.content_digest()
-    assert 3 == snapshot.schema_version
+    assert SCHEMA_VERSION == snapshot.schema_version
 
 
 def test_a_minimal_snapshots_synthesised_steps_are_unknown() -> None:
@@ -195,8 +197,9 @@ def test_migrating_to_another_flow_keeps_each_steps_source() -> None:
 
 
 def test_every_documented_source_is_accepted() -> None:
-    """C9: the five values of the contract are the five a step takes."""
-    assert ("user_form", "agent", "cli", "api", "unknown") == ANSWERED_BY
+    """C9: the seven values of the contract are the seven a step takes."""
+    expected = ("user_form", "user_web", "user_passkey", "agent", "cli", "api", "unknown")
+    assert expected == ANSWERED_BY
 
 
 def test_each_recorded_answer_names_the_step_source_that_recorded_it() -> None:
@@ -244,3 +247,141 @@ def test_a_custom_category_is_decided_by_whoever_sent_it() -> None:
     machine = ClarificationMachine("Improve the feedback form")
     machine.step({"change_category": "Billing"}, answered_by="agent")
     assert (("Category", "agent"), ("Description", "intention")) == machine.decided_by
+
+
+PROOF = PasskeyProof(
+    authenticator_data="YXV0aA",
+    client_data_json="Y2xpZW50",
+    credential_id="Y3JlZA",
+    person="Ada Lovelace",
+    signature="c2ln",
+)
+
+
+def signed() -> ClarificationMachine:
+    """Started by alice; an agent's step as the token ci-bot, then a passkey-signed one."""
+    machine = ClarificationMachine("Improve the feedback form", owner="alice")
+    machine.step({"change_category": "Database"}, answered_by="agent", principal="ci-bot")
+    machine.step({"db_type": "MySQL"}, answered_by="user_passkey", principal="alice", proof=PROOF)
+    return machine
+
+
+def test_each_step_records_its_principal_and_proof() -> None:
+    """C9: principal and proof are recorded per step, None where none was given."""
+    machine = signed()
+    assert ("ci-bot", "alice") == machine.principals
+    assert (None, PROOF) == machine.proofs
+    assert "alice" == machine.owner
+
+
+def test_a_library_step_records_no_principal_and_no_owner() -> None:
+    """C9: unauthenticated by default."""
+    machine = mixed()
+    assert ((None,) * 3, (None,) * 3, None) == (machine.principals, machine.proofs, machine.owner)
+
+
+def test_a_passkey_step_without_its_proof_is_refused() -> None:
+    """C9: user_passkey means the step carries the assertion; without it, nothing is recorded."""
+    machine = ClarificationMachine("Add OAuth login")
+    with pytest.raises(InvalidAnswers) as info:
+        machine.step({"auth_strategy": "OAuth"}, answered_by="user_passkey")
+    assert "proof" == info.value.feedback["issues"]["invalid"][0]["field"]
+    assert () == machine.answered_by
+
+
+@pytest.mark.parametrize("source", ["user_web", "agent", "api"])
+def test_a_proof_on_an_unsigned_step_is_refused(source: Any) -> None:
+    """C9: only a user_passkey step carries a proof; a proof beside another source is refused."""
+    machine = ClarificationMachine("Add OAuth login")
+    with pytest.raises(InvalidAnswers) as info:
+        machine.step({"auth_strategy": "OAuth"}, answered_by=source, proof=PROOF)
+    assert "proof" == info.value.feedback["issues"]["invalid"][0]["field"]
+
+
+def test_a_proof_that_is_not_a_passkey_proof_is_refused() -> None:
+    """C9: a dict that looks like a proof is not one: the engine records only a PasskeyProof."""
+    machine = ClarificationMachine("Add OAuth login")
+    lookalike: Any = PROOF.model_dump()
+    with pytest.raises(InvalidAnswers):
+        machine.step({"auth_strategy": "OAuth"}, answered_by="user_passkey", proof=lookalike)
+
+
+def test_an_unclean_principal_is_refused_and_records_nothing() -> None:
+    """C5: a principal with a bidi override is refused naming the field; the session is as it
+    was."""
+    machine = ClarificationMachine("Add OAuth login")
+    before = machine.snapshot()
+    with pytest.raises(InvalidAnswers) as info:
+        machine.step({"auth_strategy": "OAuth"}, principal="alice\u202e")
+    assert "principal" == info.value.feedback["issues"]["invalid"][0]["field"]
+    assert before == machine.snapshot()
+
+
+def test_principals_proofs_and_owner_survive_a_round_trip_on_both_paths() -> None:
+    """C9: restored by replay, fast or full, the provenance is as recorded."""
+    original = signed()
+    text = original.snapshot().model_dump_json()
+    session = snapshot_fast.restored_json(text, REGISTRY, True, None)
+    assert session is not None
+    assert (["ci-bot", "alice"], [None, PROOF], "alice") == (
+        session.principals,
+        session.proofs,
+        session.owner,
+    )
+    assert original.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
+
+
+@pytest.mark.parametrize(
+    ("field", "edit"),
+    [
+        ("principals", lambda d: d["principals"].__setitem__(0, "alice")),
+        ("proofs", lambda d: d["proofs"][1].__setitem__("person", "Grace Hopper")),
+        ("proofs", lambda d: d["proofs"].reverse()),
+        ("owner", lambda d: d.__setitem__("owner", "mallory")),
+        ("owner", lambda d: d.__setitem__("owner", None)),
+    ],
+    ids=["principal", "person", "moved-proof", "owner", "owner-removed"],
+)
+def test_an_edited_provenance_is_refused_by_the_digest(field: str, edit: Any) -> None:
+    """C9: principals, proofs and owner are inputs the digest covers: any edit is refused."""
+    data = as_dict(signed())
+    edit(data)
+    assert snapshot_fast.restored_json(json.dumps(data), REGISTRY, False, None) is None
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "digest" == info.value.field
+
+
+def test_an_edited_principal_with_a_recomputed_digest_is_refused_by_the_seal() -> None:
+    """C11: the seal covers the principals: a forger without the key cannot relabel a step."""
+    data = as_dict(signed(), KEYS)
+    data["principals"][0] = "alice"
+    data["digest"] = None
+    data["digest"] = SessionSnapshot.model_validate(data).content_digest()
+    with pytest.raises(InvalidSeal):
+        ClarificationMachine.from_snapshot(data, keys=KEYS)
+
+
+def test_an_unclean_principal_in_a_snapshot_is_refused_naming_it() -> None:
+    """C5: a snapshot written by hand with a bidi override in a principal restores on neither
+    path, and the refusal names the entry."""
+    data = as_dict(signed())
+    data["principals"][0] = "ci\u202ebot"
+    data["digest"] = None
+    assert snapshot_fast.restored_json(json.dumps(data), REGISTRY, False, None) is None
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "principals.0" == info.value.field
+
+
+def test_migrating_to_another_flow_keeps_principals_proofs_and_owner() -> None:
+    """C10: a session moved to another flow keeps each step's provenance and its owner."""
+    from preflight_fsm.flow import flow_from_data
+
+    migration = signed().migrate(flow_from_data({"name": "other"}), force=True)
+    assert migration.machine is not None
+    assert (("ci-bot", "alice"), (None, PROOF), "alice") == (
+        migration.machine.principals,
+        migration.machine.proofs,
+        migration.machine.owner,
+    )

@@ -828,11 +828,41 @@ def test_answer_records_each_step_as_typed_at_the_command_line(cwd: Path) -> Non
     _ok("answer", session_id, "change_category=Database")
     _ok("answer", session_id, "db_type=MySQL")
     shown = _ok("show", session_id)
+    unauthenticated = {"principal": None, "proof": None}
     assert [
-        {"step": 1, "answered_by": "cli", "answers": {"change_category": "Database"}},
-        {"step": 2, "answered_by": "cli", "answers": {"db_type": "MySQL"}},
+        {
+            "step": 1,
+            "answered_by": "cli",
+            **unauthenticated,
+            "answers": {"change_category": "Database"},
+        },
+        {"step": 2, "answered_by": "cli", **unauthenticated, "answers": {"db_type": "MySQL"}},
     ] == shown["steps"]
     assert {"Category": "cli", "Type": "cli"} == shown["decided_by"]
+
+
+def test_show_prints_the_owner_each_steps_principal_and_signer(cwd: Path) -> None:
+    """`show` (text) says who started the session, and beside each step's source the principal
+    that sent it and the person whose passkey signed it."""
+    from preflight_fsm import ClarificationMachine
+    from preflight_fsm.proof import PasskeyProof
+
+    proof = PasskeyProof(
+        authenticator_data="YQ", client_data_json="Yg", credential_id="Yw", person="Ada",
+        signature="ZA",
+    )  # fmt: skip
+    machine = ClarificationMachine("Improve the feedback form", owner="alice")
+    machine.step({"change_category": "Database"}, answered_by="user_web", principal="alice")
+    machine.step({"db_type": "MySQL"}, answered_by="user_passkey", principal="alice", proof=proof)
+    with SqliteStore(cwd / "sessions.sqlite3") as store:
+        session_id = Sessions(store).create(machine).id
+    done = _invoke("show", session_id, "--store", str(cwd / "sessions.sqlite3"))
+    assert 0 == done.returncode, done.stderr
+    assert (
+        "  started by  alice\n"
+        "  step 1  user_web as alice  change_category=Database\n"
+        "  step 2  user_passkey as alice signed by Ada  db_type=MySQL\n"
+    ) in done.stdout
 
 
 def test_show_prints_who_supplied_each_step_and_each_decided_value(cwd: Path) -> None:

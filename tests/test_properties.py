@@ -26,6 +26,7 @@ from preflight_fsm import (
 from preflight_fsm import snapshot as snapshot_module
 from preflight_fsm.answered_by import ANSWERED_BY
 from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot import fast as snapshot_fast
 
@@ -45,6 +46,17 @@ WORDS = [
 OPTIONS = [o for c in FLOW.categories for o in c.question.options] + [
     c.name for c in FLOW.categories
 ]
+
+PROOF = PasskeyProof(
+    authenticator_data="YXV0aA", client_data_json="Y2xpZW50", credential_id="Y3JlZA",
+    person="Ada Lovelace", signature="c2ln",
+)  # fmt: skip
+PROVENANCE: list[tuple[Any, str | None, PasskeyProof | None]] = [
+    (source, "alice" if i % 2 else None, PROOF if source == "user_passkey" else None)
+    for i, source in enumerate(ANSWERED_BY)
+]
+"""Each source, every other one with a principal, the signed one with its proof: what advanced
+steps cycle through."""
 
 intentions = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
@@ -100,8 +112,9 @@ def advanced(intention: str, steps: list[dict[str, Any]]) -> ClarificationMachin
     except InvalidIntention:
         return None
     for i, answers in enumerate(steps):
+        source, principal, proof = PROVENANCE[i % len(PROVENANCE)]
         try:
-            machine.step(answers, answered_by=ANSWERED_BY[i % len(ANSWERED_BY)])
+            machine.step(answers, answered_by=source, principal=principal, proof=proof)
         except (InvalidAnswers, SessionFinished):
             break
     return machine
@@ -201,7 +214,7 @@ json_values = st.recursive(
 SNAPSHOT_KEYS = [
     "intention", "asked_questions", "answered_questions", "missing_info", "schema_version",
     "flow", "flow_fingerprint", "state", "category", "other_for", "answers", "turn", "trace",
-    "answered_by", "digest",
+    "answered_by", "principals", "proofs", "owner", "digest",
 ]  # fmt: skip
 snapshot_like = st.dictionaries(
     st.sampled_from(SNAPSHOT_KEYS),
@@ -257,6 +270,8 @@ edits = st.tuples(
             max_size=3,
         ),
         st.lists(st.sampled_from([*ANSWERED_BY, "person", None]), max_size=4),
+        st.lists(st.sampled_from(["alice", "bob", " x", "\u202ealice", 7, None]), max_size=4),
+        st.lists(st.sampled_from([PROOF.model_dump(), {"person": "x"}, None]), max_size=4),
     ),
 )
 
@@ -385,6 +400,11 @@ type_edits: st.SearchStrategy[tuple[str, Any]] = st.sampled_from(
         ("answered_by", []),
         ("answered_by", ["user_form"]),
         ("answered_by", ["user_form", "user_form", "user_form"]),
+        ("principals", []),
+        ("principals", ["mallory"]),
+        ("proofs", [None]),
+        ("owner", "mallory"),
+        ("owner", 1),
     ]
 )
 

@@ -147,7 +147,7 @@ def test_a_trace_the_inputs_do_not_take_is_refused() -> None:
     assert "trace" == info.value.field
 
 
-@pytest.mark.parametrize("version", [0, 4, "1", None])
+@pytest.mark.parametrize("version", [0, snapshot_module.SCHEMA_VERSION + 1, "1", None])
 def test_unknown_schema_versions_are_refused(version: Any) -> None:
     """C9: a schema_version this release cannot read or migrate raises SnapshotVersionError."""
     data = tampered(as_dict(in_need_other()), schema_version=version)
@@ -569,8 +569,7 @@ def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
     machine = ClarificationMachine(f"Refactor {text}")
     machine.step({"change_category": "Database", "db_orm": text[:40]})
     snapshot = machine.snapshot()
-    inputs = {"answered_by", "flow_fingerprint", "intention", "schema_version", "steps"}
-    content = snapshot.model_dump(mode="json", include=inputs)
+    content = snapshot.model_dump(mode="json", include=set(snapshot_model.SIGNED_FIELDS))
     expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert expected.encode() == snapshot_module.canonical_content(snapshot)
 
@@ -743,6 +742,9 @@ def test_ids_longer_than_a_snapshot_holds_are_refused_on_both_paths() -> None:
         flow_fingerprint=flow.fingerprint,
         steps=session.steps,
         answered_by=session.answered_by,
+        principals=session.principals,
+        proofs=session.proofs,
+        owner=session.owner,
     )
     content["digest"] = hashlib.sha256(snapshot_model.canonical(content)).hexdigest()
     content["seal"] = None

@@ -77,3 +77,63 @@ def test_a_version_one_snapshot_sealed_as_written_is_resealed_when_migrated() ->
 def test_every_migrated_version_names_the_content_its_digest_covers() -> None:
     """A version without SIGNED_CONTENT could not be checked before migrating."""
     assert sorted(MIGRATIONS) == sorted(SIGNED_CONTENT)
+
+
+V2 = Path(__file__).parent / "fixtures" / "snapshots" / "v2.jsonl"
+V3 = Path(__file__).parent / "fixtures" / "snapshots" / "v3.jsonl"
+
+
+@pytest.mark.parametrize("line", V3.read_text(encoding="utf-8").splitlines(), ids=range(38))
+def test_version_three_snapshots_restore_with_no_principal_proof_or_owner(line: str) -> None:
+    """C9: a snapshot written before principals existed restores, digest checked as written,
+    each step's source kept and its principal and proof None, the owner None."""
+    old = json.loads(line)
+    machine = ClarificationMachine.from_snapshot(line, require_digest=True)
+    assert tuple(old["answered_by"]) == machine.answered_by
+    steps = len(old["steps"])
+    assert ((None,) * steps, (None,) * steps, None) == (
+        machine.principals,
+        machine.proofs,
+        machine.owner,
+    )
+    again = ClarificationMachine.from_snapshot(machine.snapshot().model_dump_json())
+    assert machine.snapshot() == again.snapshot()
+
+
+def test_an_edited_version_three_snapshot_is_refused_as_written() -> None:
+    """C9: a version-3 source relabelled is refused by its version-3 digest before migrating."""
+    lines = V3.read_text(encoding="utf-8").splitlines()
+    data = json.loads(next(line for line in lines if '"answered_by":["agent"' in line))
+    data["answered_by"][0] = "user_form"
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert "digest" == info.value.field
+
+
+def test_a_version_three_seal_is_checked_over_version_three_content() -> None:
+    """C11: a version-3 snapshot sealed as written restores under the key, resealed."""
+    data = json.loads(V3.read_text(encoding="utf-8").splitlines()[1])
+    data["seal"] = KEY.seal(SIGNED_CONTENT[3](data))
+    assert parse_snapshot(json.dumps(data), keys=KEY).seal is not None
+
+
+@pytest.mark.parametrize(
+    ("fixture", "field", "value"),
+    [
+        (V3, "principals", ["alice"]),
+        (V3, "proofs", [None]),
+        (V3, "owner", "alice"),
+        (V2, "answered_by", ["user_form"]),
+    ],
+    ids=["v3-principals", "v3-proofs", "v3-owner", "v2-answered_by"],
+)
+def test_a_field_added_to_an_older_snapshot_is_refused(
+    fixture: Path, field: str, value: object
+) -> None:
+    """C9: the older digest does not cover a later version's field: one added by hand is
+    refused, never migrated into a snapshot with a fresh digest of its own."""
+    data = json.loads(fixture.read_text(encoding="utf-8").splitlines()[1])
+    data[field] = value
+    with pytest.raises(InvalidSnapshot) as info:
+        ClarificationMachine.from_snapshot(data)
+    assert field == info.value.field

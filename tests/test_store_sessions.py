@@ -324,3 +324,31 @@ def test_a_session_stored_before_answered_by_shows_its_steps_unknown() -> None:
     assert ["unknown"] == [step.answered_by for step in sessions.show("old").steps]
     stepped = sessions.answer("old", {"change_category__other": "database"}, answered_by="cli")
     assert ["unknown", "cli"] == [step.answered_by for step in stepped.steps]
+
+
+def test_a_stored_session_keeps_its_owner_and_each_steps_principal() -> None:
+    """C9: the store layer records who started the session and who sent each step, and shows
+    them in its JSON view."""
+    sessions = Sessions(MemoryStore())
+    started = sessions.start("Add OAuth login", owner="alice")
+    state = sessions.answer(
+        started.id, {"auth_strategy": "OAuth"}, answered_by="user_web", principal="alice"
+    )
+    view = state.to_json()
+    assert "alice" == view["owner"]
+    assert {
+        "step": 1,
+        "answered_by": "user_web",
+        "principal": "alice",
+        "proof": None,
+        "answers": {"auth_strategy": "OAuth"},
+    } == view["steps"][0]
+
+
+def test_a_stored_step_with_an_unclean_principal_writes_nothing() -> None:
+    """C5: the refusal leaves the stored version as it was."""
+    sessions = Sessions(MemoryStore())
+    started = sessions.start("Add OAuth login")
+    with pytest.raises(InvalidAnswers):
+        sessions.answer(started.id, {"auth_strategy": "OAuth"}, principal="al\u200bice")
+    assert started.version == sessions.show(started.id).version

@@ -1,9 +1,13 @@
-"""Who supplied a step's answers (C9): a recorded input of every step, as ``answered_by``.
+"""Who supplied a step's answers (C9): recorded inputs of every step, inside the digest and
+the seal: ``answered_by`` (the channel), ``principal`` (the authenticated caller) and ``proof``
+(a passkey assertion, ``proof.py``).
 
 The engine cannot tell a person from a program; each value records the channel the answers came
 through, and what it proves is in ``docs/contract.md`` (the trust model): ``user_form`` that the
-person answered a form this server showed through the client, ``agent`` nothing about the person,
-``cli`` that they were typed at this project's command line, ``api`` a library call.
+person answered a form this server showed through the client, ``user_web`` that they were sent
+through this server's answer page, ``user_passkey`` that the page's answers were signed with a
+person's passkey (the proof says whose, and anyone can check it), ``agent`` nothing about the
+person, ``cli`` that they were typed at this project's command line, ``api`` a library call.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from preflight_fsm.errors import InvalidAnswers
 from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.principal import check_principal
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import Decided
 
 if TYPE_CHECKING:
@@ -19,22 +25,43 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERED_BY",
+    "MEANINGS",
+    "SIGNED",
     "SOURCES",
+    "SOURCES_DESCRIBED",
     "AnsweredBy",
     "Source",
     "answer_sources",
     "check_answered_by",
+    "check_provenance",
     "decided_by",
 ]
 
-AnsweredBy = Literal["user_form", "agent", "cli", "api", "unknown"]
-"""``user_form`` (an elicitation form), ``agent`` (tool arguments), ``cli`` (typed at the command
-line), ``api`` (a library call), ``unknown`` (a step of a snapshot written before it was
-recorded)."""
+AnsweredBy = Literal["user_form", "user_web", "user_passkey", "agent", "cli", "api", "unknown"]
+"""``user_form`` (an elicitation form), ``user_web`` (the answer page), ``user_passkey`` (the
+answer page, signed with the person's passkey: the step carries the proof), ``agent`` (tool
+arguments), ``cli`` (typed at the command line), ``api`` (a library call), ``unknown`` (a step
+of a snapshot written before it was recorded)."""
 
 ANSWERED_BY: Final[tuple[AnsweredBy, ...]] = get_args(AnsweredBy)
 SOURCES: Final = frozenset(ANSWERED_BY)
 """The same values as a set, for a membership test on the step's hot path."""
+MEANINGS: Final[dict[AnsweredBy, str]] = {
+    "user_form": "a form this server showed through the client",
+    "user_web": "this server's answer page",
+    "user_passkey": "the answer page, signed with the person's passkey",
+    "agent": "tool arguments",
+    "cli": "the command line",
+    "api": "a library call",
+    "unknown": "recorded before this was kept",
+}
+"""What each source says the answers came through, in a few words (results, help, docs)."""
+
+SOURCES_DESCRIBED: Final = ", ".join(f"{source} ({MEANINGS[source]})" for source in ANSWERED_BY)
+"""Every source with its meaning, as one line for a schema's description."""
+
+SIGNED: Final = "user_passkey"
+"""The one source whose step carries a passkey proof, and the only one that may."""
 
 
 def check_answered_by(value: object) -> AnsweredBy:
@@ -42,20 +69,34 @@ def check_answered_by(value: object) -> AnsweredBy:
     if type(value) is str and value in SOURCES:
         return value
     requirement = "one of " + ", ".join(ANSWERED_BY)
-    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-    issue = {"field": "answered_by", "provided": shown, "problem": "is not a known source"}
-    raise InvalidAnswers(
-        {
-            "result": "validation_failed",
-            "issues": {
-                "invalid": [{**issue, "requirement": requirement}],
-                "missing": [],
-                "unknown": [],
-            },
-            "issue_count": 1,
-            "action": f"Send answered_by as {requirement}. Nothing was recorded.",
-        }
-    )
+    raise InvalidAnswers.of_field("answered_by", value, "is not a known source", requirement)
+
+
+def check_provenance(answered_by: object, principal: object, proof: object) -> None:
+    """InvalidAnswers naming the first of a step's provenance inputs that is wrong: a source
+    not in :data:`ANSWERED_BY`, a principal that is not clean text (``principal.py``), a proof
+    that is not a :class:`PasskeyProof`, or a proof without ``user_passkey`` (or the reverse):
+    a signed step always carries its proof, and only a signed step does."""
+    check_answered_by(answered_by)
+    check_principal(principal)
+    if proof is not None and type(proof) is not PasskeyProof:
+        raise InvalidAnswers.of_field(
+            "proof", proof, "is not a PasskeyProof", "a PasskeyProof, or null"
+        )
+    if (proof is None) == (answered_by == SIGNED):
+        if proof is None:
+            raise InvalidAnswers.of_field(
+                "proof",
+                proof,
+                f"is missing: a {SIGNED} step carries its passkey proof",
+                "the PasskeyProof the person's authenticator made for this step",
+            )
+        raise InvalidAnswers.of_field(
+            "proof",
+            proof,
+            f"is given for a {answered_by} step; only a {SIGNED} step has one",
+            f"answered_by {SIGNED!r} with the proof, or no proof",
+        )
 
 
 Source = AnsweredBy | Literal["intention"]

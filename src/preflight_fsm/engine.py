@@ -12,12 +12,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from preflight_fsm.answered_by import SOURCES, AnsweredBy, check_answered_by
+from preflight_fsm.answered_by import SIGNED, SOURCES, AnsweredBy, check_provenance
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Category, Flow, Hint, other_text_question
 from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
+from preflight_fsm.principal import check_principal
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session, TraceEntry
 from preflight_fsm.states import (
     NEED_CATEGORY,
@@ -35,6 +37,8 @@ from preflight_fsm.trigger import SharedMachine
 from preflight_fsm.turn import Question, Turn
 
 __all__ = ["Engine", "engine_for"]
+
+_UNSIGNED = SOURCES - {SIGNED}  # the sources a step takes without a proof: one set lookup
 
 
 class _Recorder:
@@ -144,21 +148,33 @@ class Engine:
 
     # -- running sessions -------------------------------------------------------------------
 
-    def begin(self, intention: object) -> Session:
-        """A new session: the intention checked (C5), the shortcut tried (C4), turn 1 opened."""
-        s = Session(self, self.rules.check_intention(intention))
+    def begin(self, intention: object, owner: str | None = None) -> Session:
+        """A new session started by ``owner`` (a principal, None: unauthenticated): the
+        intention and the owner checked (C5), the shortcut tried (C4), turn 1 opened."""
+        s = Session(self, self.rules.check_intention(intention), check_principal(owner, "owner"))
         if self._start is not None:
             self._start.trigger(s, s)
         self._open_turn(s)
         return s
 
     def step(
-        self, s: Session, answers: Mapping[str, Any] | object, answered_by: AnsweredBy = "api"
+        self,
+        s: Session,
+        answers: Mapping[str, Any] | object,
+        answered_by: AnsweredBy = "api",
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> Session:
-        """The session after one step, its answers supplied by ``answered_by`` (a recorded
-        input, C9); ``s`` itself is never changed (C5: errors change nothing)."""
-        if type(answered_by) is not str or answered_by not in SOURCES:
-            check_answered_by(answered_by)  # raises InvalidAnswers naming the field
+        """The session after one step, its answers supplied by ``answered_by`` through
+        ``principal`` with ``proof`` (recorded inputs, C9); ``s`` itself is never changed (C5:
+        errors change nothing)."""
+        if (
+            principal is not None
+            or proof is not None
+            or type(answered_by) is not str
+            or answered_by not in _UNSIGNED
+        ):
+            check_provenance(answered_by, principal, proof)  # InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
             how = "with a decision" if s.position.state == "Done" else "without a decision"
             raise SessionFinished(
@@ -172,6 +188,8 @@ class Engine:
         work.declined = declined
         work.steps.append(given)
         work.answered_by.append(answered_by)
+        work.principals.append(principal)
+        work.proofs.append(proof)
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.

@@ -23,7 +23,7 @@ Every error derives from one base, and each is named after its condition::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "CorruptSession",
@@ -71,6 +71,21 @@ class InvalidAnswers(PreflightFsmError, ValueError):
     def __init__(self, feedback: dict[str, Any]) -> None:
         self.feedback = feedback
         super().__init__(_describe(feedback))
+
+    @classmethod
+    def of_field(cls, field: str, provided: object, problem: str, requirement: str) -> Self:
+        """The refusal of one input outside the answers (``answered_by``, ``principal``,
+        ``proof``, ``owner``), in the same feedback shape, saying nothing was recorded."""
+        shown = repr(provided) if len(repr(provided)) <= 80 else repr(provided)[:77] + "..."
+        issue = {"field": field, "provided": shown, "problem": problem, "requirement": requirement}
+        return cls(
+            {
+                "result": "validation_failed",
+                "issues": {"invalid": [issue], "missing": [], "unknown": []},
+                "issue_count": 1,
+                "action": f"Send {field} as {requirement}. Nothing was recorded.",
+            }
+        )
 
 
 class SessionFinished(PreflightFsmError):

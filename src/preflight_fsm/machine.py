@@ -18,6 +18,7 @@ from preflight_fsm.answered_by import AnsweredBy, Source, answer_sources, decide
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
 from preflight_fsm.migration import Divergence, migrate
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import STATES, TERMINAL_STATES, StateName
 from preflight_fsm.turn import Turn, turn_of
@@ -42,8 +43,11 @@ class ClarificationMachine:
 
     states: ClassVar[tuple[StateName, ...]] = STATES
 
-    def __init__(self, intention: str, flow: Flow | None = None) -> None:
-        self._session = engine_for(flow or default_flow()).begin(intention)
+    def __init__(self, intention: str, flow: Flow | None = None, owner: str | None = None) -> None:
+        """A new session on ``flow`` (the default flow if None), started by ``owner`` (the
+        authenticated principal, recorded in the snapshot; None: unauthenticated). Raises
+        InvalidIntention, or InvalidAnswers naming ``owner`` when it is not clean text (C5)."""
+        self._session = engine_for(flow or default_flow()).begin(intention, owner)
         self._turn: Turn | None = None
         self._lock = threading.Lock()
 
@@ -104,6 +108,21 @@ class ClarificationMachine:
         return tuple(self._session.answered_by)
 
     @property
+    def principals(self) -> tuple[str | None, ...]:
+        """The authenticated caller of each accepted step (None: unauthenticated), in order."""
+        return tuple(self._session.principals)
+
+    @property
+    def proofs(self) -> tuple[PasskeyProof | None, ...]:
+        """The passkey proof of each accepted step (a ``user_passkey`` step's; else None)."""
+        return tuple(self._session.proofs)
+
+    @property
+    def owner(self) -> str | None:
+        """The principal that started the session (None: unauthenticated)."""
+        return self._session.owner
+
+    @property
     def steps(self) -> tuple[dict[str, str | None], ...]:
         """Each accepted step's answers as recorded (normalised; None: given blank), in order."""
         return tuple(dict(given) for given in self._session.steps)
@@ -118,16 +137,27 @@ class ClarificationMachine:
         """Who supplied each value of the decision, ``("Category", ...)`` first; () until Done."""
         return decided_by(self._session)
 
-    def step(self, answers: Mapping[str, Any], answered_by: AnsweredBy = "api") -> Turn:
+    def step(
+        self,
+        answers: Mapping[str, Any],
+        answered_by: AnsweredBy = "api",
+        *,
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
+    ) -> Turn:
         """Record one turn's answers, supplied by ``answered_by``, and move on; on any error the
         session is unchanged.
 
-        ``answered_by`` is recorded with the step (C9): ``user_form``, ``agent``, ``cli``, ``api``
-        (a library call, the default) or ``unknown``. Raises InvalidAnswers (with ``.feedback``)
-        or SessionFinished.
+        Recorded with the step (C9): ``answered_by`` (``user_form``, ``user_web``,
+        ``user_passkey``, ``agent``, ``cli``, ``api`` -- a library call, the default -- or
+        ``unknown``), ``principal`` (the authenticated caller; None: unauthenticated) and
+        ``proof`` (the passkey assertion a ``user_passkey`` step needs, and only it may carry).
+        Raises InvalidAnswers (with ``.feedback``) or SessionFinished.
         """
         with self._lock:
-            session = self._session.engine.step(self._session, answers, answered_by)
+            session = self._session.engine.step(
+                self._session, answers, answered_by, principal, proof
+            )
             turn = turn_of(session)
             self._session, self._turn = session, turn
         return turn

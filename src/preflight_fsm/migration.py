@@ -33,14 +33,18 @@ def migrate(
     or None). A diverging session is migrated only with ``force``; a refused one never."""
     source = s.engine
     try:
-        here, there = source.begin(s.intention), target.begin(s.intention)
+        here, there = source.begin(s.intention, s.owner), target.begin(s.intention, s.owner)
     except InvalidIntention as exc:
         return None, Divergence(0, "intention", "accepted", f"refused ({exc})")
     first = _outcome_difference(0, here, there)
-    for k, (given, answered_by) in enumerate(zip(s.steps, s.answered_by, strict=True), start=1):
-        here = source.step(here, given, answered_by)
+    # Each step keeps its provenance; a passkey proof was signed over the old flow's
+    # fingerprint (passkeys.py), so it no longer verifies after the move (D226: a signed
+    # decision is not migrated silently into a verified one).
+    provenance = zip(s.steps, s.answered_by, s.principals, s.proofs, strict=True)
+    for k, (given, answered_by, principal, proof) in enumerate(provenance, start=1):
+        here = source.step(here, given, answered_by, principal, proof)
         try:
-            there = target.step(there, given, answered_by)
+            there = target.step(there, given, answered_by, principal, proof)
         except (InvalidAnswers, SessionFinished) as exc:
             return None, Divergence(k, "answers", "accepted", f"refused ({exc})")
         first = first or _outcome_difference(k, here, there)

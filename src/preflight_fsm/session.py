@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import ASKING_CATEGORY, Position, StateName
 
 if TYPE_CHECKING:
@@ -36,15 +37,19 @@ class Session:
         "engine",
         "intention",
         "named_category",
+        "owner",
         "position",
+        "principals",
+        "proofs",
         "steps",
         "trace",
         "turn",
     )
 
-    def __init__(self, engine: Engine, intention: str) -> None:
+    def __init__(self, engine: Engine, intention: str, owner: str | None = None) -> None:
         self.engine = engine
         self.intention = intention
+        self.owner = owner  # the principal that started the session (None: unauthenticated)
         # C4: what the intention's words name, decided once: the shortcut guard and its effect
         # both read it, and it never changes.
         self.named_category = engine.keywords.only_category(intention)
@@ -54,7 +59,11 @@ class Session:
         self.asked: list[str] = []
         self.trace: list[TraceEntry] = []
         self.steps: list[StepInput] = []
-        self.answered_by: list[AnsweredBy] = []  # who supplied each step's answers, in order
+        # Who supplied each step's answers, in order: the channel, the authenticated caller
+        # (None: unauthenticated) and, for a user_passkey step, the passkey proof.
+        self.answered_by: list[AnsweredBy] = []
+        self.principals: list[str | None] = []
+        self.proofs: list[PasskeyProof | None] = []
         self.declined = False  # the pending question was answered blank in this step
 
     @property
@@ -76,6 +85,7 @@ class Session:
         copy = Session.__new__(Session)
         copy.engine = self.engine
         copy.intention = self.intention
+        copy.owner = self.owner
         copy.named_category = self.named_category
         copy.position = self.position
         copy.answers = self.answers
@@ -84,5 +94,7 @@ class Session:
         copy.trace = list(self.trace)
         copy.steps = list(self.steps)
         copy.answered_by = list(self.answered_by)
+        copy.principals = list(self.principals)
+        copy.proofs = list(self.proofs)
         copy.declined = False
         return copy

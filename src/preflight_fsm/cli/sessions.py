@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from preflight_fsm.answered_by import AnsweredBy
     from preflight_fsm.flow import Flow
     from preflight_fsm.machine import ClarificationMachine
+    from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.store import SessionState
     from preflight_fsm.turn import Turn
 
@@ -201,11 +202,18 @@ def _describe_sources(state: SessionState) -> list[str]:
     if not state.steps:
         return []
     lines = ["", "answered by (who supplied each step)"]
+    if state.owner is not None:
+        lines.append(f"  started by  {state.owner}")
     for step in state.steps:
         given = ", ".join(
             f"{key}={'(blank)' if value is None else value}" for key, value in step.answers.items()
         )
-        lines.append(f"  step {step.step}  {step.answered_by:<9}  {given}")
+        who: list[str] = [step.answered_by]
+        if step.principal is not None:
+            who.append(f"as {step.principal}")
+        if step.proof is not None:
+            who.append(f"signed by {step.proof.person}")
+        lines.append(f"  step {step.step}  {' '.join(who):<9}  {given}")
     if state.decided_by:
         decided = ", ".join(f"{field}: {source}" for field, source in state.decided_by)
         lines.append(f"  decided by  {decided}")
@@ -402,8 +410,15 @@ def stored_machine(
 
         __slots__ = ("__weakref__",)
 
-        def step(self, answers: Mapping[str, Any], answered_by: AnsweredBy = "cli") -> Turn:
-            turn = super().step(answers, answered_by)
+        def step(
+            self,
+            answers: Mapping[str, Any],
+            answered_by: AnsweredBy = "cli",
+            *,
+            principal: str | None = None,
+            proof: PasskeyProof | None = None,
+        ) -> Turn:
+            turn = super().step(answers, answered_by, principal=principal, proof=proof)
             with reported(shown):
                 saved = sessions.save(session_id, self, version[0])
             version[0] = saved.version

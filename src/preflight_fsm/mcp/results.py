@@ -17,7 +17,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, WithJsonSchema
 
 from preflight_fsm import AnsweredBy, Question, TraceStep, Turn
-from preflight_fsm.answered_by import Source
+from preflight_fsm.answered_by import SOURCES_DESCRIBED, Source
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.store import SessionState
 
 __all__ = [
@@ -83,8 +84,8 @@ class DecidedOut(_Result):
 
     name: str = Field(description="'Category', or a field of the patch.")
     answered_by: Source = Field(
-        description="The answered_by of the step that supplied it (user_form, agent, cli, api, "
-        "unknown), or 'intention' when the intention's own words decided it."
+        description=f"The answered_by of the step that supplied it: {SOURCES_DESCRIBED}; or "
+        "'intention' when the intention's own words decided it."
     )
 
 
@@ -168,9 +169,16 @@ class StepOut(_Result):
     """One accepted step: its answers as recorded (null: given blank) and who supplied them."""
 
     step: int = Field(description="1 for the first step; the trace's `turn` of its transitions.")
-    answered_by: AnsweredBy = Field(
-        description="user_form (a form the person answered), agent (tool arguments), cli (the "
-        "command line), api (a library call), unknown (recorded before this was kept)."
+    answered_by: AnsweredBy = Field(description=SOURCES_DESCRIBED + ".")
+    principal: str | None = Field(
+        default=None,
+        description="The authenticated caller that sent the step (a token's name, an OIDC "
+        "subject); null when the call was not authenticated.",
+    )
+    proof: PasskeyProof | None = Field(
+        default=None,
+        description="A user_passkey step's WebAuthn assertion (base64url parts) and the person "
+        "whose passkey made it: `preflight-fsm verify` checks it against the people file.",
     )
     answers: dict[str, str | None]
 
@@ -183,6 +191,10 @@ class SessionView(_Result):
     state: Literal["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]
     version: int = Field(description="The stored version: it grows by one with every step.")
     intention: str
+    owner: str | None = Field(
+        default=None,
+        description="The authenticated principal that started the session; null when none was.",
+    )
     answers: dict[str, str]
     turn: int
     progress: float
@@ -301,6 +313,7 @@ def session_view(state: SessionState, trace: tuple[TraceStep, ...]) -> SessionVi
         state=turn.state,
         version=state.version,
         intention=state.intention,
+        owner=state.owner,
         answers=dict(state.answers),
         turn=turn.number,
         progress=turn.progress,
@@ -310,7 +323,13 @@ def session_view(state: SessionState, trace: tuple[TraceStep, ...]) -> SessionVi
         patch=_patch(turn),
         decided_by=_decided(state.decided_by),
         steps=[
-            StepOut(step=s.step, answered_by=s.answered_by, answers=dict(s.answers))
+            StepOut(
+                step=s.step,
+                answered_by=s.answered_by,
+                principal=s.principal,
+                proof=s.proof,
+                answers=dict(s.answers),
+            )
             for s in state.steps
         ],
         trace=[

@@ -12,11 +12,14 @@ from collections.abc import Collection
 from typing import Any, Final
 
 import pydantic_core
+from pydantic import ValidationError
 
 from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
 from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.principal import MAX_PRINCIPAL
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot.model import (
     MAX_ANSWERS,
@@ -65,6 +68,9 @@ def restored_json(
     version = raw.get("schema_version", SCHEMA_VERSION)
     steps = raw.get("steps", [])
     answered_by = raw.get("answered_by", [])
+    principals = raw.get("principals", [])
+    proofs = raw.get("proofs", [])
+    owner = raw.get("owner")
     digest = raw.get("digest")
     seal = raw.get("seal")
     if not (
@@ -78,6 +84,12 @@ def restored_json(
         and type(answered_by) is list
         and len(answered_by) == len(steps)
         and all(type(source) is str and source in SOURCES for source in answered_by)
+        and type(principals) is list
+        and len(principals) == len(steps)
+        and all(p is None or (type(p) is str and len(p) <= MAX_PRINCIPAL) for p in principals)
+        and type(proofs) is list
+        and len(proofs) == len(steps)
+        and (owner is None or (type(owner) is str and len(owner) <= MAX_PRINCIPAL))
         and (digest is None or (type(digest) is str and len(digest) <= MAX_TEXT))
         and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
     ):
@@ -93,6 +105,9 @@ def restored_json(
                 "answered_by": answered_by,
                 "flow_fingerprint": fingerprint,
                 "intention": intention,
+                "owner": owner,
+                "principals": principals,
+                "proofs": proofs,
                 "schema_version": version,
                 "steps": steps,
             }
@@ -105,8 +120,13 @@ def restored_json(
     if flow is None:
         return None
     try:
-        s = replay(engine_for(flow), intention, steps, answered_by)
-    except InvalidSnapshot:
+        # A proof is a model of its own (its parts' limits, the person's name): the same
+        # validation the full path gives it.
+        passkey_proofs = [None if p is None else PasskeyProof.model_validate(p) for p in proofs]
+        s = replay(
+            engine_for(flow), intention, steps, answered_by, principals, passkey_proofs, owner
+        )
+    except (InvalidSnapshot, ValidationError):
         return None
     return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
 

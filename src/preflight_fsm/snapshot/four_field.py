@@ -18,10 +18,10 @@ def restore_four_field(engine: Engine, snap: SessionSnapshot) -> Session:
     """The session at the position a minimal snapshot names, by inputs synthesised to reach it
     (D39): the category answer when the field is asked and the intention does not name it, and
     "Other (specify)" for the question whose text is owed."""
-    for name in ("flow", "category", "other_for", "turn", "digest", "seal"):
+    for name in ("flow", "owner", "category", "other_for", "turn", "digest", "seal"):
         if getattr(snap, name) is not None:
             raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
-    for name in ("steps", "answered_by", "answers", "trace"):
+    for name in ("steps", "answered_by", "principals", "proofs", "answers", "trace"):
         if getattr(snap, name):
             raise InvalidSnapshot(name, "is set but 'state' is not; a full snapshot needs both")
     if not snap.missing_info:

@@ -10,6 +10,8 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.principal import MAX_PRINCIPAL
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import StateName
 
 __all__ = [
@@ -28,7 +30,7 @@ __all__ = [
     "trace_object",
 ]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The snapshot format this version writes; older ones are migrated (``versions.py``)."""
 
 MAX_SNAPSHOT_BYTES: Final = 256 * 1024
@@ -43,6 +45,7 @@ MAX_ANSWERS: Final = 256
 
 _Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]
 _Value = Annotated[StrictStr, Field(max_length=MAX_VALUE)]
+_Principal = Annotated[StrictStr, Field(max_length=MAX_PRINCIPAL)]  # replay checks it is clean
 
 
 class _Frozen(BaseModel):
@@ -75,10 +78,16 @@ class SessionSnapshot(_Frozen):
     schema_version: StrictInt = SCHEMA_VERSION
     flow: _Text | None = None
     flow_fingerprint: _Text | None = None
+    # The principal that started the session (schema version 4; null: unauthenticated).
+    owner: _Principal | None = None
     # The inputs: the answers each accepted step took, as normalised (null: given blank).
     steps: tuple[dict[_Text, _Value | None], ...] = Field(default=(), max_length=MAX_STEPS)
     # Who supplied each step's answers, one per step (schema version 3; older steps: unknown).
     answered_by: tuple[AnsweredBy, ...] = Field(default=(), max_length=MAX_STEPS)
+    # The authenticated caller of each step, and each user_passkey step's passkey proof, one
+    # per step (schema version 4; older steps: null).
+    principals: tuple[_Principal | None, ...] = Field(default=(), max_length=MAX_STEPS)
+    proofs: tuple[PasskeyProof | None, ...] = Field(default=(), max_length=MAX_STEPS)
     # What the inputs derive; restoring checks each against the replay.
     state: StateName | None = None
     category: _Text | None = None
@@ -100,7 +109,16 @@ class SessionSnapshot(_Frozen):
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-SIGNED_FIELDS: Final = ("answered_by", "flow_fingerprint", "intention", "schema_version", "steps")
+SIGNED_FIELDS: Final = (
+    "answered_by",
+    "flow_fingerprint",
+    "intention",
+    "owner",
+    "principals",
+    "proofs",
+    "schema_version",
+    "steps",
+)
 """What the digest and the seal cover: the session's inputs (C9), keys in sorted order. Every
 other field is what they derive, and restoring refuses any of it that differs from the replay
 (D48): signing the inputs signs the whole snapshot."""
@@ -115,13 +133,20 @@ def canonical(content: Mapping[str, Any]) -> bytes:
     """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
     for the signed fields of ``content``, written by pydantic-core: the same bytes
     (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md). Only
-    each step's answers need their keys sorted here (one answer is in order as it stands); a new
+    each step's answers need their keys sorted here (one answer is in order as it stands), and a
+    proof given as a dict (a :class:`PasskeyProof` dumps its fields in sorted order); a new
     signed field holding an object must be sorted too."""
     return pydantic_core.to_json(
         {
             "answered_by": content["answered_by"],
             "flow_fingerprint": content["flow_fingerprint"],
             "intention": content["intention"],
+            "owner": content["owner"],
+            "principals": content["principals"],
+            "proofs": [
+                dict(sorted(proof.items())) if type(proof) is dict else proof
+                for proof in content["proofs"]
+            ],
             "schema_version": content["schema_version"],
             "steps": [
                 step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]

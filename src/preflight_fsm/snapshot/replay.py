@@ -8,6 +8,8 @@ from typing import Any
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.engine import Engine
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, InvalidSnapshot, SessionFinished
+from preflight_fsm.principal import principal_problem
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 
 __all__ = ["replay"]
@@ -18,16 +20,34 @@ def replay(
     intention: str,
     steps: Sequence[Mapping[str, Any]],
     answered_by: Sequence[AnsweredBy],
+    principals: Sequence[str | None] | None = None,
+    proofs: Sequence[PasskeyProof | None] | None = None,
+    owner: str | None = None,
 ) -> Session:
-    """A new session on ``engine`` stepped through ``steps``, each supplied by its
-    ``answered_by``; InvalidSnapshot names what fails."""
-    if len(answered_by) != len(steps):
-        raise InvalidSnapshot(
-            "answered_by",
-            f"holds {len(answered_by)} entries for {len(steps)} steps; it needs one per step",
-        )
+    """A new session on ``engine``, started by ``owner``, stepped through ``steps``, each
+    supplied by its ``answered_by``, ``principals`` and ``proofs`` (None: none for any step);
+    InvalidSnapshot names what fails."""
+    unsigned = [None] * len(steps)
+    principals = unsigned if principals is None else principals
+    proofs = unsigned if proofs is None else proofs
+    for name, held in (
+        ("answered_by", answered_by),
+        ("principals", principals),
+        ("proofs", proofs),
+    ):
+        if len(held) != len(steps):
+            raise InvalidSnapshot(
+                name, f"holds {len(held)} entries for {len(steps)} steps; it needs one per step"
+            )
+    for name, value in (
+        ("owner", owner),
+        *((f"principals.{i}", p) for i, p in enumerate(principals)),
+    ):
+        problem = None if value is None else principal_problem(value)
+        if problem is not None:
+            raise InvalidSnapshot(name, problem)
     try:
-        s = engine.begin(intention)
+        s = engine.begin(intention, owner)
     except InvalidIntention as exc:
         raise InvalidSnapshot("intention", str(exc)) from None
     if s.intention != intention:
@@ -36,7 +56,7 @@ def replay(
         )
     for i, given in enumerate(steps):
         try:
-            s = engine.step(s, given, answered_by[i])
+            s = engine.step(s, given, answered_by[i], principals[i], proofs[i])
         except (InvalidAnswers, SessionFinished) as exc:
             raise InvalidSnapshot(f"steps.{i}", f"is refused on replay: {exc}") from None
     return s

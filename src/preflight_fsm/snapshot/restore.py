@@ -94,7 +94,15 @@ def replay_snapshot(snapshot: SessionSnapshot, flows: FlowRegistry) -> Session:
     engine = engine_for(_flow_of(snapshot, flows))
     if snapshot.is_minimal:
         return restore_four_field(engine, snapshot)
-    s = replay(engine, snapshot.intention, snapshot.steps, snapshot.answered_by)
+    s = replay(
+        engine,
+        snapshot.intention,
+        snapshot.steps,
+        snapshot.answered_by,
+        snapshot.principals,
+        snapshot.proofs,
+        snapshot.owner,
+    )
     for i, given in enumerate(snapshot.steps):
         if s.steps[i] != given:
             raise InvalidSnapshot(f"steps.{i}", "is not in the normalised form a step records")

@@ -172,21 +172,64 @@ def _v2_content(data: dict[str, Any]) -> bytes:
             "flow_fingerprint": data.get("flow_fingerprint"),
             "intention": data.get("intention"),
             "schema_version": data.get("schema_version"),
-            "steps": [
-                step if len(step) < 2 else dict(sorted(step.items()))
-                for step in data.get("steps", [])
-            ],
+            "steps": _sorted_steps(data),
         }
     )
 
 
+def _sorted_steps(data: dict[str, Any]) -> list[Any]:
+    """Each step's answers with their keys sorted, as versions 2 and 3 signed them."""
+    return [step if len(step) < 2 else dict(sorted(step.items())) for step in data.get("steps", [])]
+
+
 def _v2_to_v3(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
     """Version 2 did not record who supplied a step's answers: every step is ``unknown``."""
+    _refuse_later_fields(data, 2, ("answered_by",))
     steps = data.get("steps")
-    if isinstance(steps, list) and "answered_by" not in data:
+    if isinstance(steps, list):
         data["answered_by"] = ["unknown"] * len(steps)
     return data
 
 
 MIGRATIONS[2] = _v2_to_v3
 SIGNED_CONTENT[2] = _v2_content
+
+
+def _v3_content(data: dict[str, Any]) -> bytes:
+    """Version 3 signed ``answered_by`` with its inputs, without principals, proofs or owner."""
+    return pydantic_core.to_json(
+        {
+            "answered_by": data.get("answered_by"),
+            "flow_fingerprint": data.get("flow_fingerprint"),
+            "intention": data.get("intention"),
+            "schema_version": data.get("schema_version"),
+            "steps": _sorted_steps(data),
+        }
+    )
+
+
+def _v3_to_v4(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
+    """Version 3 recorded no principal, proof or owner: every step's are null, and so is the
+    owner (nobody authenticated was recorded)."""
+    _refuse_later_fields(data, 3, ("owner", "principals", "proofs"))
+    steps = data.get("steps")
+    if isinstance(steps, list):
+        data["principals"] = [None] * len(steps)
+        data["proofs"] = [None] * len(steps)
+    if data.get("state") is not None:  # a full snapshot; the four-field form holds no owner
+        data["owner"] = None
+    return data
+
+
+def _refuse_later_fields(data: dict[str, Any], version: int, fields: tuple[str, ...]) -> None:
+    """InvalidSnapshot for a field version ``version`` did not have: its digest and seal do not
+    cover it, so a migration that kept it would sign what nobody signed."""
+    for field in fields:
+        if field in data:
+            raise InvalidSnapshot(
+                field, f"is not a field of schema version {version}; the snapshot was edited"
+            )
+
+
+MIGRATIONS[3] = _v3_to_v4
+SIGNED_CONTENT[3] = _v3_content

@@ -30,6 +30,9 @@ def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
         flow_fingerprint=s.engine.flow.fingerprint,
         steps=s.steps,
         answered_by=s.answered_by,
+        owner=s.owner,
+        principals=s.principals,
+        proofs=s.proofs,
     )
     signed = canonical(content)
     content["digest"] = hashlib.sha256(signed).hexdigest()

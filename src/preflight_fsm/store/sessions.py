@@ -32,6 +32,7 @@ from preflight_fsm.errors import (
 from preflight_fsm.flow import Flow, FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.migration import Divergence
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn import Turn
@@ -97,6 +98,7 @@ class SessionState:
     flow: str = ""
     steps: tuple[StepRecord, ...] = ()
     decided_by: tuple[tuple[str, Source], ...] = ()
+    owner: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view, as ``--json`` prints it."""
@@ -111,6 +113,7 @@ class SessionState:
             "updated_at": self.updated_at,
             "expires_at": self.expires_at,
             "flow_fingerprint": self.flow,
+            "owner": self.owner,
             "turn": turn,
             "steps": [step.to_json() for step in self.steps],
             "decided_by": dict(self.decided_by),
@@ -119,25 +122,35 @@ class SessionState:
 
 @dataclass(frozen=True, slots=True)
 class StepRecord:
-    """One accepted step: its number (1 = the first), who supplied its answers, and the answers
-    as it recorded them (None: given blank)."""
+    """One accepted step: its number (1 = the first), who supplied its answers (the channel,
+    the authenticated caller, the passkey proof), and the answers as it recorded them (None:
+    given blank)."""
 
     step: int
     answered_by: AnsweredBy
     answers: Mapping[str, str | None]
+    principal: str | None = None
+    proof: PasskeyProof | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"step", "answered_by", "answers"}``."""
-        return {"step": self.step, "answered_by": self.answered_by, "answers": dict(self.answers)}
+        """``{"step", "answered_by", "principal", "proof", "answers"}``."""
+        return {
+            "step": self.step,
+            "answered_by": self.answered_by,
+            "principal": self.principal,
+            "proof": None if self.proof is None else self.proof.model_dump(),
+            "answers": dict(self.answers),
+        }
 
 
 def step_records(machine: ClarificationMachine) -> tuple[StepRecord, ...]:
     """The machine's accepted steps, each with who supplied it (C9)."""
+    provenance = zip(
+        machine.steps, machine.answered_by, machine.principals, machine.proofs, strict=True
+    )
     return tuple(
-        StepRecord(i, source, given)
-        for i, (given, source) in enumerate(
-            zip(machine.steps, machine.answered_by, strict=True), start=1
-        )
+        StepRecord(i, source, given, principal, proof)
+        for i, (given, source, principal, proof) in enumerate(provenance, start=1)
     )
 
 
@@ -195,17 +208,21 @@ class Sessions:
         """The flow new sessions start on (the registry's current one)."""
         return self.flows.current
 
-    def start(self, intention: str, *, expire_after: float | None = None) -> SessionState:
-        """Start a session and store it at version 1, with its own expiry (else the store's
-        default) and its flow's fingerprint. Raises InvalidIntention."""
-        machine = ClarificationMachine(intention, self.flow)
+    def start(
+        self, intention: str, *, expire_after: float | None = None, owner: str | None = None
+    ) -> SessionState:
+        """Start a session for ``owner`` (the authenticated principal; None: unauthenticated)
+        and store it at version 1, with its own expiry (else the store's default) and its
+        flow's fingerprint. Raises InvalidIntention, or InvalidAnswers naming ``owner``."""
+        machine = ClarificationMachine(intention, self.flow, owner)
         return self.state_of(self.create(machine, expire_after=expire_after), machine)
 
     def create(
         self, machine: ClarificationMachine, *, expire_after: float | None = None
     ) -> StoredSession:
         """Store ``machine`` (new, or already stepped) as a new session at version 1, under a new
-        id, with its flow's fingerprint and its own expiry (else the store's default)."""
+        id, with its flow's fingerprint and its own expiry (else the store's default); its owner
+        is the machine's (``ClarificationMachine(..., owner=...)``)."""
         session_id = self.new_id()
         return self.store.create(
             session_id,
@@ -215,17 +232,24 @@ class Sessions:
         )
 
     def answer(
-        self, session_id: str, answers: Mapping[str, Any], answered_by: AnsweredBy = "api"
+        self,
+        session_id: str,
+        answers: Mapping[str, Any],
+        answered_by: AnsweredBy = "api",
+        *,
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> SessionState:
-        """Step the stored session once, its answers supplied by ``answered_by``, and write it
-        back if nobody else did first.
+        """Step the stored session once, its answers supplied by ``answered_by`` through
+        ``principal`` with ``proof`` (C9, as ``ClarificationMachine.step``), and write it back
+        if nobody else did first.
 
         Raises InvalidAnswers or SessionFinished (nothing written), SessionConflict (another
         writer stepped this version first; nothing written), SessionNotFound, SessionExpired,
         CorruptSession.
         """
         machine, record = self.load(session_id)
-        machine.step(answers, answered_by)
+        machine.step(answers, answered_by, principal=principal, proof=proof)
         return self.state_of(self.save(session_id, machine, record.version), machine)
 
     def show(self, session_id: str) -> SessionState:
@@ -343,4 +367,5 @@ class Sessions:
             flow=record.flow,
             steps=step_records(machine),
             decided_by=machine.decided_by,
+            owner=machine.owner,
         )
