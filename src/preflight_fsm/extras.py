@@ -20,7 +20,7 @@ from typing import Final
 
 __all__ = ["EXTRAS", "install_hint"]
 
-EXTRAS: Final = ("llm", "mcp", "preflights", "redis")
+EXTRAS: Final = ("llm", "mcp", "preflights", "redis", "web")
 """The optional extras a command may need."""
 
 # What pyproject.toml pins, for a source tree run without being installed (no metadata).
@@ -29,6 +29,7 @@ _FALLBACK: Final = {
     "mcp": ("mcp>=2.3,<3",),
     "preflights": ("preflights==1.1.4",),
     "redis": ("redis>=5",),
+    "web": ("webauthn>=3,<4",),
 }
 # "mcp<3,>=2.3; extra == 'mcp'", as importlib.metadata gives a wheel's Requires-Dist.
 _EXTRA_MARKER = re.compile(
