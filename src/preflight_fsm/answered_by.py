@@ -32,9 +32,11 @@ __all__ = [
     "AnsweredBy",
     "Source",
     "answer_sources",
+    "answer_steps",
     "check_answered_by",
     "check_provenance",
     "decided_by",
+    "deciding_steps",
 ]
 
 AnsweredBy = Literal["user_form", "user_web", "user_passkey", "agent", "cli", "api", "unknown"]
@@ -104,44 +106,58 @@ Source = AnsweredBy | Literal["intention"]
 keyword shortcut, C4, or the Description taken from it, C6)."""
 
 
-def answer_sources(s: Session) -> dict[str, AnsweredBy]:
-    """Who supplied each recorded answer: the source of the step that first recorded it."""
-    sources: dict[str, AnsweredBy] = {}
-    for given, source in zip(s.steps, s.answered_by, strict=True):
+def answer_steps(s: Session) -> dict[str, int]:
+    """The step (0-based) that first recorded each recorded answer."""
+    steps: dict[str, int] = {}
+    for i, given in enumerate(s.steps):
         for key, value in given.items():
-            if value is not None and key in s.answers and key not in sources:
-                sources[key] = source
+            if value is not None and key in s.answers and key not in steps:
+                steps[key] = i
     # A custom value ("Keycloak" for a choice, C5) records "Other (specify)" and its text under
     # <id>__other: both came from whoever sent the value.
     for key in s.answers:
-        if key not in sources and key.endswith(OTHER_SUFFIX):
-            base = sources.get(key.removesuffix(OTHER_SUFFIX))
+        if key not in steps and key.endswith(OTHER_SUFFIX):
+            base = steps.get(key.removesuffix(OTHER_SUFFIX))
             if base is not None:
-                sources[key] = base
-    return sources
+                steps[key] = base
+    return steps
+
+
+def answer_sources(s: Session) -> dict[str, AnsweredBy]:
+    """Who supplied each recorded answer: the source of the step that first recorded it."""
+    return {key: s.answered_by[i] for key, i in answer_steps(s).items()}
+
+
+def deciding_steps(s: Session) -> tuple[tuple[str, int | None], ...]:
+    """The step (0-based) that supplied each value of a finished session's decision (C6), in
+    the patch's order and starting with ``("Category", ...)``; None where the intention decided
+    it; () before the session is Done."""
+    position = s.position
+    if not isinstance(position, Decided):
+        return ()
+    engine = s.engine
+    steps = answer_steps(s)
+    cq = engine.category_qid
+
+    def of(qid: str) -> int | None:
+        # An "Other (specify)" choice is decided by its text: who typed the text decided it.
+        if s.answers.get(qid) == engine.rules.other:
+            return steps.get(qid + OTHER_SUFFIX, steps.get(qid))
+        return steps.get(qid)
+
+    decided: list[tuple[str, int | None]] = [("Category", of(cq))]
+    if position.category == engine.other_category_name:
+        other = engine.flow.other_category
+        return (*decided, (other.field, steps.get(other.description_id)))
+    category = engine.categories[position.category]
+    decided.append((category.question.field, of(category.question.id)))
+    decided += [(f.field, steps[f.id]) for f in category.secondary if f.id in steps]
+    return tuple(decided)
 
 
 def decided_by(s: Session) -> tuple[tuple[str, Source], ...]:
     """Who supplied each value of a finished session's decision (C6), in the patch's order and
     starting with ``("Category", ...)``; () before the session is Done."""
-    position = s.position
-    if not isinstance(position, Decided):
-        return ()
-    engine = s.engine
-    sources = answer_sources(s)
-    cq = engine.category_qid
-
-    def of(qid: str) -> Source:
-        # An "Other (specify)" choice is decided by its text: who typed the text decided it.
-        if s.answers.get(qid) == engine.rules.other:
-            return sources.get(qid + OTHER_SUFFIX, sources.get(qid, "intention"))
-        return sources.get(qid, "intention")
-
-    decided: list[tuple[str, Source]] = [("Category", of(cq))]
-    if position.category == engine.other_category_name:
-        other = engine.flow.other_category
-        return (*decided, (other.field, sources.get(other.description_id, "intention")))
-    category = engine.categories[position.category]
-    decided.append((category.question.field, of(category.question.id)))
-    decided += [(f.field, sources[f.id]) for f in category.secondary if f.id in sources]
-    return tuple(decided)
+    return tuple(
+        (name, "intention" if i is None else s.answered_by[i]) for name, i in deciding_steps(s)
+    )

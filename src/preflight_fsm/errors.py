@@ -17,7 +17,9 @@ Every error derives from one base, and each is named after its condition::
      │    ├── SessionConflict                a write lost the compare-and-set on the version
      │    ├── CorruptSession                 the stored row is unreadable or was tampered with
      │    └── StoreUnavailable               the store cannot be opened or reached
-     ├── GraphvizMissing                     `dot` (for SVG and PNG diagrams) is not on PATH
+     ├── InvalidPeopleFile (ValueError)      the people file is unreadable or holds a bad entry
+ ├── PasskeyRefused                      a passkey assertion or enrollment did not verify
+ ├── GraphvizMissing                     `dot` (for SVG and PNG diagrams) is not on PATH
      └── GraphvizFailed                      `dot` refused a diagram; has what it reported
 """
 
@@ -32,8 +34,10 @@ __all__ = [
     "InvalidAnswers",
     "InvalidFlow",
     "InvalidIntention",
+    "InvalidPeopleFile",
     "InvalidSeal",
     "InvalidSnapshot",
+    "PasskeyRefused",
     "PreflightFsmError",
     "SessionConflict",
     "SessionExpired",
@@ -189,6 +193,25 @@ class CorruptSession(SessionStoreError):
 
 class StoreUnavailable(SessionStoreError):
     """The session store cannot be opened or reached (a bad path or URL, a server down)."""
+
+
+class InvalidPeopleFile(PreflightFsmError, ValueError):
+    """The people file (``people.py``) cannot be read or holds a bad entry; the message names the
+    file and the entry, and says what to fix."""
+
+
+class PasskeyRefused(PreflightFsmError):
+    """A passkey assertion (or enrollment) did not verify; ``reason`` names why.
+
+    Reasons: ``unknown_credential`` (no person in the people file holds it), ``wrong_person``
+    (the proof names another person than the file does), ``bad_signature``,
+    ``wrong_challenge`` (signed for another session, step or answers), ``wrong_rp_id``,
+    ``wrong_origin``, ``user_not_verified``, ``malformed``.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class GraphvizMissing(PreflightFsmError):

@@ -162,6 +162,13 @@ class ClarificationMachine:
             self._session, self._turn = session, turn
         return turn
 
+    def recorded_answers(self, answers: Mapping[str, Any]) -> dict[str, str | None]:
+        """The answers ``step(answers)`` would record (normalised; None: given blank), without
+        stepping: what a passkey signs for this step (``passkeys.py``). Raises what ``step``
+        raises."""
+        with self._lock:
+            return dict(self._session.engine.step(self._session, answers).steps[-1])
+
     # -- snapshots (C9, C10, C11) ---------------------------------------------------------------
 
     def snapshot(self, *, seal: _snapshot.SealKeys | None = None) -> _snapshot.SessionSnapshot:
