@@ -12,6 +12,7 @@ person, ``cli`` that they were typed at this project's command line, ``api`` a l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from preflight_fsm.errors import InvalidAnswers
@@ -30,6 +31,7 @@ __all__ = [
     "SOURCES",
     "SOURCES_DESCRIBED",
     "AnsweredBy",
+    "Provenance",
     "Source",
     "answer_sources",
     "answer_steps",
@@ -64,6 +66,21 @@ SOURCES_DESCRIBED: Final = ", ".join(f"{source} ({MEANINGS[source]})" for source
 
 SIGNED: Final = "user_passkey"
 """The one source whose step carries a passkey proof, and the only one that may."""
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Who supplied one step: the channel, the authenticated caller (None: unauthenticated)
+    and, for a ``user_passkey`` step, its passkey proof -- what ``step`` records with it."""
+
+    answered_by: AnsweredBy = "api"
+    principal: str | None = None
+    proof: PasskeyProof | None = None
+
+    @classmethod
+    def of(cls, value: AnsweredBy | Provenance) -> Provenance:
+        """``value`` as a Provenance (a bare source has no principal and no proof)."""
+        return value if isinstance(value, Provenance) else cls(value)
 
 
 def check_answered_by(value: object) -> AnsweredBy:

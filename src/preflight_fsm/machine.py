@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from preflight_fsm import snapshot as _snapshot
-from preflight_fsm.answered_by import AnsweredBy, Source, answer_sources, decided_by
+from preflight_fsm.answered_by import (
+    AnsweredBy,
+    Source,
+    answer_sources,
+    decided_by,
+    deciding_steps,
+)
 from preflight_fsm.engine import engine_for
 from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
 from preflight_fsm.migration import Divergence, migrate
@@ -136,6 +142,12 @@ class ClarificationMachine:
     def decided_by(self) -> tuple[tuple[str, Source], ...]:
         """Who supplied each value of the decision, ``("Category", ...)`` first; () until Done."""
         return decided_by(self._session)
+
+    @property
+    def deciding_steps(self) -> tuple[tuple[str, int | None], ...]:
+        """The step (0-based) that supplied each value of the decision, ``("Category", ...)``
+        first; None where the intention decided it; () until Done."""
+        return deciding_steps(self._session)
 
     def step(
         self,

@@ -31,6 +31,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sessions",
     "store_admin",
     "tokens",
+    "verify",
 )
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -51,6 +52,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "setup": ("setup", "Print the MCP configuration of Claude Code, Cursor and VS Code."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
     "tokens": ("tokens", "Create a bearer token for a team server (mcp --tokens FILE)."),
+    "verify": ("verify", "Check decision files offline: replayed, signed, under a policy."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""
 

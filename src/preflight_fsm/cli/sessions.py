@@ -365,6 +365,15 @@ def show(
             dir_okay=False,
         ),
     ] = None,
+    decision: Annotated[
+        bool,
+        typer.Option(
+            "--decision",
+            help="Print the session's decision as a Markdown file ending with its decision record "
+            "(Who answered, and the attestation `preflight-fsm verify` checks); the session must "
+            "have decided.",
+        ),
+    ] = False,
     store: StoreOption = None,
     as_json: JsonOption = False,
     flow: FlowOption = None,
@@ -373,10 +382,26 @@ def show(
     """Print where a stored session stands, without changing it."""
     if snapshot is not None and str(snapshot) == "-" and as_json:
         raise usage_error("--snapshot - writes the snapshot to standard output: leave out --json")
+    if decision and (as_json or snapshot is not None):
+        raise usage_error(
+            "--decision prints the decision file alone: leave out --json and --snapshot"
+        )
     with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, _):
         machine, record = sessions.load(session_id)
         state = sessions.state_of(record, machine)
         snapshot_json = sessions.snapshot_json(record)
+    if decision:
+        from preflight_fsm.decision_record import decision_document
+
+        if machine.turn.patch is None:
+            raise CommandFailed(
+                "no_decision",
+                f"session {session_id} has not decided (it is {state.turn.state}); "
+                "answer its turns first, or show it without --decision",
+                EXIT_USAGE,
+            )
+        typer.echo(decision_document(machine, session_id), nl=False)
+        return
     if snapshot is not None:
         if str(snapshot) == "-":
             typer.echo(snapshot_json)

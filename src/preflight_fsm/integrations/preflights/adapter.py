@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from preflights.adapters.llm_debug import write_llm_debug
 
 from preflight_fsm.adapter import MockLLMAdapter
-from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
 from preflight_fsm.integrations.preflights.position import (
@@ -348,8 +348,8 @@ class FsmLLMAdapter:
         intention: str,
         answers: Mapping[str, Any],
         rounds: Sequence[Mapping[str, Any]] = (),
-        answered_by: AnsweredBy = "api",
-        sources: Sequence[AnsweredBy] = (),
+        answered_by: AnsweredBy | Provenance = "api",
+        sources: Sequence[AnsweredBy | Provenance] = (),
     ) -> Position:
         """Where a session with these answers (and these accepted rounds, supplied by
         ``sources``) stands, its new answers supplied by ``answered_by``; never raises.

@@ -37,17 +37,18 @@ from preflights.application.types import (
     Session,
 )
 
-from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.answers import described
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.position import Position, log_position
-from preflight_fsm.integrations.preflights.provenance import decided_sources, note_who_answered
+from preflight_fsm.integrations.preflights.provenance import note_who_answered
 from preflight_fsm.integrations.preflights.sessions import (
     record_round,
+    recorded_provenance,
     recorded_rounds,
-    recorded_sources,
 )
+from preflight_fsm.proof import PasskeyProof
 
 __all__ = [
     "AWAITING_ANSWER",
@@ -152,11 +153,14 @@ class FsmPreflightsApp(PreflightsApp):
         *,
         debug_llm: bool = False,
         answered_by: AnsweredBy | None = None,
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> PreflightContinueResult:
         """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing;
-        this round's answers supplied by ``answered_by`` (else the application's, C9)."""
+        this round's answers supplied by ``answered_by`` (else the application's) through
+        ``principal`` with ``proof`` (C9, as ``ClarificationMachine.step``)."""
         debug_llm = debug_llm or self.debug_every_round
-        source = answered_by or self.answered_by
+        source = Provenance(answered_by or self.answered_by, principal, proof)
         session = self._session.get(session_id)
         if session is None or session.is_expired(self._clock.now_unix()):
             return super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
@@ -170,7 +174,11 @@ class FsmPreflightsApp(PreflightsApp):
             return self._bounded(session_id, answers_delta, result)
         merged = _merged(session, answers_delta)
         where = self._engine.position(
-            session.intention, merged, recorded_rounds(session), source, recorded_sources(session)
+            session.intention,
+            merged,
+            recorded_rounds(session),
+            source,
+            recorded_provenance(session),
         )
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
@@ -186,9 +194,10 @@ class FsmPreflightsApp(PreflightsApp):
         return self._next_turn(session, merged, where, answers_delta, source)
 
     def _note_who_answered(
-        self, session: Session, result: PreflightContinueResult, source: AnsweredBy
+        self, session: Session, result: PreflightContinueResult, source: Provenance
     ) -> None:
-        """The ADR and task a completed round wrote get who supplied each decided value."""
+        """The ADR and task a completed round wrote end with the decision record: who
+        supplied each decided value and the attestation, rebuilt from the session's record."""
         artifacts = result.artifacts
         if result.status != "completed" or artifacts is None:
             return
@@ -198,15 +207,17 @@ class FsmPreflightsApp(PreflightsApp):
             _merged(session, {}),
             recorded_rounds(session),
             source,
-            recorded_sources(session),
+            recorded_provenance(session),
         )
-        patch = where.turn.patch if where.turn is not None else None
-        if patch is None:
+        if where.record is None or where.record.turn.patch is None:
             return
-        decided = decided_sources(
-            self._engine.flow, patch.category, where.decided_by, set(session.prefilled_answers)
+        note_who_answered(
+            session.repo_path,
+            (artifacts.adr_path, artifacts.task_path),
+            where.record,
+            session_id=session.id,
+            prefilled=set(session.prefilled_answers),
         )
-        note_who_answered(session.repo_path, (artifacts.adr_path, artifacts.task_path), decided)
 
     def _next_turn(
         self,
@@ -214,7 +225,7 @@ class FsmPreflightsApp(PreflightsApp):
         merged: Answers,
         where: Position,
         answers_delta: Mapping[str, Any],
-        source: AnsweredBy,
+        source: Provenance,
     ) -> PreflightContinueResult:
         assert where.turn is not None
         asked = {q.id for q in session.asked_questions}

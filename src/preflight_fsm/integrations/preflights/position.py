@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from preflight_fsm.answered_by import AnsweredBy, Source
+from preflight_fsm.answered_by import AnsweredBy, Provenance, Source
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, PreflightFsmError
 from preflight_fsm.flow import Flow
 from preflight_fsm.machine import ClarificationMachine
@@ -71,6 +71,7 @@ class Position:
     feedback: dict[str, Any] | None = None
     answers: dict[str, Any] = field(default_factory=dict)
     decided_by: tuple[tuple[str, Source], ...] = ()  # who supplied each decided value, once Done
+    record: ClarificationMachine | None = None  # the session the answers replayed into
 
     def describe(self) -> dict[str, Any]:
         """A JSON-serialisable account, as ``debug_llm`` writes it and logs read it."""
@@ -131,12 +132,12 @@ def position(
     answers: Mapping[str, Any],
     flow: Flow,
     rounds: Sequence[Mapping[str, Any]] = (),
-    answered_by: AnsweredBy = "api",
-    sources: Sequence[AnsweredBy] = (),
+    answered_by: AnsweredBy | Provenance = "api",
+    sources: Sequence[AnsweredBy | Provenance] = (),
 ) -> Position:
     """Replay the ``rounds`` already accepted (round i supplied by ``sources[i]``, else by
-    ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9). Never
-    raises.
+    ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9: a
+    source, or a :class:`Provenance` with the principal and proof). Never raises.
 
     Each round is one step, as it was when it was accepted, so the turn budget (C3) and the
     conflicts of changed answers (C5) are the engine's own; without rounds the flat answers are
@@ -145,13 +146,14 @@ def position(
     without its pending answer (which C5 refuses as missing), and at most one per round and per
     question turn.
     """
+    now = Provenance.of(answered_by)
     chosen = engine_intention(intention, flow)
     relevant = _relevant(answers, flow) if isinstance(answers, Mapping) else {}
     machine = ClarificationMachine(chosen.text, flow)
     turn = machine.turn
     try:
         for i, accepted in enumerate(rounds):
-            source = sources[i] if i < len(sources) else answered_by
+            source = Provenance.of(sources[i] if i < len(sources) else answered_by)
             turn = _step_if_answered(machine, turn, _relevant(accepted, flow), source)
     except PreflightFsmError as exc:  # a recorded round no longer replays (another flow)
         logger.warning("recorded rounds do not replay (%s): the answers are replayed alone", exc)
@@ -163,12 +165,12 @@ def position(
             # so the engine reports the conflict (C5). A step refused only for the missing
             # pending answer changes nothing (errors never do) and is no conflict.
             try:
-                turn = machine.step(relevant, answered_by)
+                turn = _step(machine, relevant, now)
             except InvalidAnswers as exc:
                 if exc.feedback.get("issues", {}).get("invalid"):
                     raise
         for _ in range(flow.limits.max_turns + 1):
-            stepped = _step_if_answered(machine, turn, relevant, answered_by)
+            stepped = _step_if_answered(machine, turn, relevant, now)
             if stepped is turn:
                 break
             turn = stepped
@@ -177,16 +179,20 @@ def position(
     except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
         return Position(chosen, None, feedback, relevant)
-    return Position(chosen, turn, None, relevant, machine.decided_by)
+    return Position(chosen, turn, None, relevant, machine.decided_by, machine)
 
 
 def _step_if_answered(
-    machine: ClarificationMachine, turn: Turn, answers: dict[str, Any], answered_by: AnsweredBy
+    machine: ClarificationMachine, turn: Turn, answers: dict[str, Any], by: Provenance
 ) -> Turn:
     """The next turn if the question asked now is answered; else ``turn`` itself."""
     if turn.finished or not turn.questions or turn.questions[0].id not in answers:
         return turn
-    return machine.step(answers, answered_by)
+    return _step(machine, answers, by)
+
+
+def _step(machine: ClarificationMachine, answers: dict[str, Any], by: Provenance) -> Turn:
+    return machine.step(answers, by.answered_by, principal=by.principal, proof=by.proof)
 
 
 def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:

@@ -18,14 +18,17 @@ from typing import Any, Final
 from preflights.adapters.file_session import FileSessionAdapter
 from preflights.application.ports.session import SessionAlreadyExistsError, SessionNotFoundError
 from preflights.application.types import Session
+from pydantic import ValidationError
 
-from preflight_fsm.answered_by import ANSWERED_BY, AnsweredBy
+from preflight_fsm.answered_by import ANSWERED_BY, SIGNED, AnsweredBy, Provenance
 from preflight_fsm.errors import (
     CorruptSession,
     SessionConflict,
     SessionExpired,
     SessionNotFound,
 )
+from preflight_fsm.principal import principal_problem
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.store.base import SessionStore
 from preflight_fsm.store.sessions import PREFLIGHTS_PREFIX
 
@@ -35,6 +38,7 @@ __all__ = [
     "FsmFileSessionAdapter",
     "StoreSessionAdapter",
     "record_round",
+    "recorded_provenance",
     "recorded_rounds",
     "recorded_sources",
 ]
@@ -46,6 +50,10 @@ ROUNDS: Final = "fsm_rounds"
 """The attribute (and JSON key) holding the engine's accepted rounds on a Preflights Session."""
 SOURCES: Final = "fsm_round_sources"
 """The attribute (and JSON key) holding who supplied each accepted round (``answered_by``)."""
+PRINCIPALS: Final = "fsm_round_principals"
+"""The attribute (and JSON key) holding each accepted round's authenticated caller, or null."""
+PROOFS: Final = "fsm_round_proofs"
+"""The attribute (and JSON key) holding each accepted round's passkey proof (its JSON), or null."""
 
 
 def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
@@ -66,17 +74,47 @@ def recorded_sources(session: Session) -> tuple[AnsweredBy, ...]:
     return tuple(s for s in sources if s in ANSWERED_BY)
 
 
-def record_round(
-    session: Session, answers: dict[str, Any], answered_by: AnsweredBy = "api"
-) -> None:
-    """Append one accepted round's answers, supplied by ``answered_by``, to the session."""
+def recorded_provenance(session: Session) -> tuple[Provenance, ...]:
+    """Who supplied each accepted round, one per round: its source, principal and proof as far
+    as they were kept (a round kept before them: ``unknown``, or no principal and proof). A
+    kept principal or proof that is not valid is dropped with its source (``unknown``)."""
+    rounds = len(recorded_rounds(session))
     sources = recorded_sources(session)
-    # A round without a kept source (recorded before sources were) is unknown, so that the
-    # rounds and their sources stay aligned.
-    unknown: tuple[AnsweredBy, ...] = ("unknown",)
-    sources += unknown * (len(recorded_rounds(session)) - len(sources))
+    principals = tuple(getattr(session, PRINCIPALS, ()))
+    proofs = tuple(getattr(session, PROOFS, ()))
+    kept: list[Provenance] = []
+    for i in range(rounds):
+        source: AnsweredBy = sources[i] if i < len(sources) else "unknown"
+        principal = principals[i] if i < len(principals) else None
+        proof = _proof(proofs[i] if i < len(proofs) else None)
+        if (principal is not None and principal_problem(principal) is not None) or (
+            (source == SIGNED) != (proof is not None)
+        ):
+            kept.append(Provenance("unknown"))
+            continue
+        kept.append(Provenance(source, principal, proof))
+    return tuple(kept)
+
+
+def _proof(value: object) -> PasskeyProof | None:
+    if isinstance(value, PasskeyProof) or value is None:
+        return value
+    try:
+        return PasskeyProof.model_validate(value)
+    except ValidationError:
+        return None
+
+
+def record_round(
+    session: Session, answers: dict[str, Any], answered_by: AnsweredBy | Provenance = "api"
+) -> None:
+    """Append one accepted round's answers, supplied by ``answered_by`` (a source, or a
+    :class:`Provenance` with the principal and proof), to the session."""
+    kept = (*recorded_provenance(session), Provenance.of(answered_by))
     setattr(session, ROUNDS, (*recorded_rounds(session), dict(answers)))
-    setattr(session, SOURCES, (*sources, answered_by))
+    setattr(session, SOURCES, tuple(p.answered_by for p in kept))
+    setattr(session, PRINCIPALS, tuple(p.principal for p in kept))
+    setattr(session, PROOFS, tuple(None if p.proof is None else p.proof.model_dump() for p in kept))
 
 
 class FsmFileSessionAdapter(FileSessionAdapter):
@@ -93,6 +131,8 @@ class FsmFileSessionAdapter(FileSessionAdapter):
             for r in recorded_rounds(session)
         ]
         data[SOURCES] = list(recorded_sources(session))
+        data[PRINCIPALS] = list(getattr(session, PRINCIPALS, ()))
+        data[PROOFS] = list(getattr(session, PROOFS, ()))
         return data
 
     def _deserialize_session(self, data: dict[str, Any]) -> Session:
@@ -111,6 +151,9 @@ class FsmFileSessionAdapter(FileSessionAdapter):
             sources = ["unknown"] * len(rounds)
         setattr(session, ROUNDS, tuple(rounds))
         setattr(session, SOURCES, tuple(sources))
+        for key in (PRINCIPALS, PROOFS):
+            kept_list = data.get(key)
+            setattr(session, key, tuple(kept_list) if isinstance(kept_list, list) else ())
         return session
 
 
