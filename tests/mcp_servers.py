@@ -23,6 +23,8 @@ from typing import Any, TextIO
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ElicitationFnT
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
@@ -84,12 +86,24 @@ async def connect_stdio(
 
 @asynccontextmanager
 async def connect_http(
-    url: str, *, mode: str = "auto", elicitation: ElicitationFnT | None = None
+    url: str,
+    *,
+    mode: str = "auto",
+    elicitation: ElicitationFnT | None = None,
+    token: str | None = None,
 ) -> AsyncIterator[Client]:
-    """A client connected to a running HTTP server at ``url``."""
-    async with Client(
-        url, mode=mode, elicitation_callback=elicitation, read_timeout_seconds=30
-    ) as client:
+    """A client connected to a running HTTP server at ``url`` (with ``token`` as its bearer
+    token, sent as an MCP client configured by ``setup`` sends it)."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            elicitation_callback=elicitation,
+            read_timeout_seconds=30,
+        ) as client,
+    ):
         yield client
 
 
@@ -119,8 +133,11 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Iterator[HttpServer]:
-    """Run an HTTP server on a free loopback port for the block; stop it afterwards."""
+def http_server(
+    store: str, cwd: Path, name: str = "http", *extra: str, host: str = "127.0.0.1"
+) -> Iterator[HttpServer]:
+    """Run an HTTP server on a free port of ``host`` (a loopback address) for the block; stop
+    it afterwards."""
     for _attempt in range(5):  # another process may take the free port first
         port = free_port()
         stderr = cwd / f"{name}-{port}.stderr"
@@ -131,6 +148,8 @@ def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Itera
                     "mcp",
                     "--transport",
                     "http",
+                    "--host",
+                    host,
                     "--port",
                     str(port),
                     "--store",
@@ -145,7 +164,7 @@ def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Itera
         deadline = time.monotonic() + START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                socket.create_connection((host, port), timeout=0.2).close()
                 break
             except OSError:
                 time.sleep(0.05)
@@ -154,7 +173,7 @@ def http_server(store: str, cwd: Path, name: str = "http", *extra: str) -> Itera
             process.wait(timeout=10)
             continue
         try:
-            yield HttpServer(f"http://127.0.0.1:{port}/mcp", process, stderr)
+            yield HttpServer(f"http://{host}:{port}/mcp", process, stderr)
         finally:
             if process.poll() is None:
                 process.terminate()

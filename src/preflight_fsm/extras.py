@@ -26,7 +26,7 @@ EXTRAS: Final = ("llm", "mcp", "preflights", "redis", "web")
 # What pyproject.toml pins, for a source tree run without being installed (no metadata).
 _FALLBACK: Final = {
     "llm": ("anthropic>=1,<2", "openai>=3,<4"),
-    "mcp": ("mcp>=2.3,<3",),
+    "mcp": ("mcp>=2.3,<3", "joserfc>=1.6,<2"),
     "preflights": ("preflights==1.1.4",),
     "redis": ("redis>=5",),
     "web": ("webauthn>=3,<4",),

@@ -30,6 +30,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "pf",
     "sessions",
     "store_admin",
+    "tokens",
     "verify",
 )
 
@@ -50,6 +51,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "Serve the sessions to AI coding agents over MCP (stdio or HTTP)."),
     "setup": ("setup", "Print the MCP configuration of Claude Code, Cursor and VS Code."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
+    "tokens": ("tokens", "Create a bearer token for a team server (mcp --tokens FILE)."),
     "verify": ("verify", "Check decision files offline: replayed, signed, under a policy."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""

@@ -12,11 +12,13 @@ import contextlib
 import importlib
 import os
 import socket
-from typing import Annotated, Any, Literal
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from preflight_fsm.cli import app
+from preflight_fsm.cli import app, serving
 from preflight_fsm.cli.report import usage_error
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
@@ -26,6 +28,7 @@ from preflight_fsm.cli.stores import (
     StoreOption,
     _seal_keys,
 )
+from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.flow import load_registry
 from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
@@ -59,8 +62,12 @@ def _preflights_builder() -> Any:
     return builder
 
 
+if TYPE_CHECKING:
+    from preflight_fsm.mcp.http import HttpOptions
+
+
 def _serve_announced(
-    server: Any, transport: Literal["stdio", "http"], host: str, port: int, store: str | None
+    server: Any, transport: Literal["stdio", "http"], options: HttpOptions, store: str | None
 ) -> None:
     """Serve; over HTTP, say on standard error where, with which store, and when it stops."""
     from preflight_fsm.mcp import serve
@@ -88,7 +95,7 @@ def _serve_announced(
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            serve(server, transport, host, port, announce)
+            serve(server, transport, options, announce)
     except SystemExit as stopped:
         # The HTTP server's own startup failure exits 3 (the code of refused answers): it is
         # reported below as the usage error it is.
@@ -100,8 +107,8 @@ def _serve_announced(
         typer.echo(f"preflight-fsm: stopped serving {served[0]}", err=True)
     else:  # taken between _check_listenable and the server's own bind
         raise usage_error(
-            f"cannot listen on {host}:{port}: pass another --port (or --host), or stop what "
-            "listens there"
+            f"cannot listen on {options.host}:{options.port}: pass another --port (or --host), "
+            "or stop what listens there"
         )
 
 
@@ -160,6 +167,18 @@ def mcp_command(
             help="Serve Preflights' own tool shapes (its agent tools, docs/preflights.md).",
         ),
     ] = False,
+    public_url: serving.PublicUrlOption = None,
+    allowed_origin: serving.AllowedOriginOption = None,
+    allowed_host: serving.AllowedHostOption = None,
+    tokens: serving.TokensOption = None,
+    oidc_issuer: serving.OidcIssuerOption = None,
+    oidc_audience: serving.OidcAudienceOption = None,
+    insecure_no_auth: serving.InsecureNoAuthOption = False,
+    repo_root: serving.RepoRootOption = None,
+    max_request_bytes: serving.MaxRequestBytesOption = None,
+    max_sessions: serving.MaxSessionsOption = None,
+    max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
+    session_idle_timeout: serving.SessionIdleTimeoutOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -177,11 +196,31 @@ def mcp_command(
         shown = answers_from if answers_from is not None else os.environ.get(ANSWERS_FROM_ENV)
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
         raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
-    from preflight_fsm.mcp import build_server
+    from preflight_fsm.mcp import HTTP_PATH, build_server
+    from preflight_fsm.mcp.http import HttpOptions, store_health
+    from preflight_fsm.mcp.origins import OriginPolicy
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+    url = serving.public_url_of(public_url, host, port, HTTP_PATH)
+    auth = None
     if chosen == "http":
+        auth = serving.server_auth(tokens, oidc_issuer, oidc_audience, url)
+        if auth is None and not serving.is_loopback(host) and not insecure_no_auth:
+            raise usage_error(
+                f"serving {host} without authentication lets anyone who reaches the port start, "
+                "read and answer sessions: pass --tokens FILE or --oidc-issuer URL, or "
+                "--insecure-no-auth to serve it anyway"
+            )
         _check_listenable(host, port)
+    options = HttpOptions(
+        host=host,
+        port=port,
+        public_url=url,
+        policy=OriginPolicy.of(url, allowed_origin or (), allowed_host or ()),
+        limits=serving.limits_of(
+            max_request_bytes, max_sessions, max_sessions_per_client, session_idle_timeout
+        ),
+    )
     if preflights:
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()
@@ -195,23 +234,35 @@ def mcp_command(
                 str(flow) if flow is not None else None,
                 answers_from=policy,
                 request_state_keys=keys.keys if keys else (),
+                auth=auth,
+                # Over HTTP clients are remote: files only under the roots the operator names.
+                repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
             )
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        _serve_announced(server, chosen, host, port, store)
+        _serve_announced(server, chosen, options, store)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
         keys = _seal_keys(seal_key_file)
         opened = open_store(store, expire_after=expire_after)
+    health = store_health(opened)
+    problem = health()
+    if problem is not None:  # exit 8 before listening, not a server answering store_unavailable
+        opened.close()
+        with _reported(as_json=False):
+            raise StoreUnavailable(problem)
     try:
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.
         sessions = Sessions(opened, flow=loaded, keys=keys)
         server = build_server(
-            sessions, request_state_keys=keys.keys if keys else (), answers_from=policy
+            sessions,
+            request_state_keys=keys.keys if keys else (),
+            answers_from=policy,
+            auth=auth,
         )
-        _serve_announced(server, chosen, host, port, store)
+        _serve_announced(server, chosen, replace(options, health=health), store)
     finally:
         opened.close()

@@ -7,7 +7,7 @@ Preflights' own tool shapes) can be served the same way: ``serve(build_...(...),
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -16,12 +16,16 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
+from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.errors import failed
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
 from preflight_fsm.mcp.tools import GET_SESSION, REQUIRE_CLARIFICATION, ClarificationTools
 from preflight_fsm.store import Sessions
+
+if TYPE_CHECKING:
+    from preflight_fsm.mcp.http import HttpOptions
 
 __all__ = ["DIAGRAM_URI", "HTTP_PATH", "SERVER_NAME", "Transport", "build_server", "serve"]
 
@@ -53,13 +57,15 @@ def build_server(
     *,
     request_state_keys: Sequence[bytes] = (),
     answers_from: AnswersFrom = "any",
+    auth: ServerAuth | None = None,
 ) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
     ``request_state_keys`` (each at least 32 bytes; the first seals, any opens) let
     elicitation rounds of 2026-07-28 clients survive a restart or continue on another server;
     without them each process seals with a random key of its own. ``answers_from`` is the
-    policy (``policy.py``): ``user`` takes answers only through forms.
+    policy (``policy.py``): ``user`` takes answers only through forms. ``auth`` (HTTP only)
+    authenticates every request and gives each session an owner (``auth.py``).
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
@@ -68,10 +74,14 @@ def build_server(
         instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from == "user" else ""),
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
+        auth=auth.settings if auth else None,
+        token_verifier=auth.verifier if auth else None,
     )
     # Outermost, so the SDK's own refusal of a tampered state becomes an error result (below).
     server.middleware.insert(0, _refused_state_as_result)
-    tools = ClarificationTools(sessions, RoundSealer(keys), answers_from)
+    tools = ClarificationTools(
+        sessions, RoundSealer(keys), answers_from, auth.teams if auth else None
+    )
     server.add_tool(
         tools.require_clarification,
         name="require_clarification",
@@ -126,11 +136,11 @@ async def _refused_state_as_result(
 def serve(
     server: MCPServer[Any],
     transport: Transport = "stdio",
-    host: str = "127.0.0.1",
-    port: int = 8000,
+    options: HttpOptions | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP, at ``/mcp``).
+    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP at ``/mcp``, served as
+    ``options`` say: ``http.py``).
 
     Over HTTP, ``announce`` receives the URL once the server listens on it (not before: a port
     in use is reported instead).
@@ -140,35 +150,8 @@ def serve(
 
         anyio.run(run_stdio, server)
     elif transport == "http":
-        anyio.run(_serve_http, server, host, port, announce)
+        from preflight_fsm.mcp.http import HttpOptions, serve_http
+
+        anyio.run(serve_http, server, options or HttpOptions(), HTTP_PATH, announce)
     else:
         raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
-
-
-async def _serve_http(
-    server: MCPServer[Any], host: str, port: int, announce: Callable[[str], None] | None
-) -> None:
-    """The SDK's ``run_streamable_http_async`` (same app, same uvicorn settings), announced."""
-    import uvicorn
-
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level=server.settings.log_level.lower())
-    http = uvicorn.Server(config)
-
-    async def announce_when_listening() -> None:
-        while not http.started:
-            await anyio.sleep(0.02)
-        if announce is not None:
-            shown = f"[{host}]" if ":" in host else host
-            announce(f"http://{shown}:{port}{HTTP_PATH}")
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(announce_when_listening)
-        try:
-            await http.serve()
-        except SystemExit:
-            pass  # uvicorn could not listen (it has logged why); announce was never called
-        except KeyboardInterrupt:
-            pass  # the Ctrl-C (or a handler's SIGTERM) uvicorn re-raises once it has stopped
-        finally:
-            group.cancel_scope.cancel()

@@ -25,6 +25,7 @@ from preflight_fsm import (
     PreflightFsmError,
 )
 from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, SessionId, TurnNumber
+from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.errors import failed, failure_of
 from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
@@ -38,7 +39,7 @@ from preflight_fsm.mcp.results import (
     tool_result,
 )
 from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
-from preflight_fsm.store import Sessions
+from preflight_fsm.store import SessionNotFound, Sessions, StoredSession
 
 __all__ = ["ClarificationTools"]
 
@@ -106,11 +107,16 @@ class ClarificationTools:
     """The tools over one :class:`~preflight_fsm.store.Sessions`; registered by ``server.py``."""
 
     def __init__(
-        self, sessions: Sessions, sealer: RoundSealer, answers_from: AnswersFrom = "any"
+        self,
+        sessions: Sessions,
+        sealer: RoundSealer,
+        answers_from: AnswersFrom = "any",
+        teams: Mapping[str, str] | None = None,
     ) -> None:
         self.sessions = sessions
         self.sealer = sealer
         self.answers_from = answers_from
+        self.teams = dict(teams or {})
         self.rounds: FormRounds[Any] = FormRounds(self, sealer)
 
     # -- blocking store work, run in a worker thread -----------------------------------------
@@ -118,15 +124,25 @@ class ClarificationTools:
     async def _blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
         return await anyio.to_thread.run_sync(partial(fn, *args))
 
+    # Run in worker threads, which see the request's context: current_caller is the caller.
+
     def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Position:
-        machine = ClarificationMachine(intention, self.sessions.flow)
+        owner = current_caller(self.teams).principal
+        machine = ClarificationMachine(intention, self.sessions.flow, owner)
         if answers:
-            machine.step(answers, "agent")  # refused answers: nothing is stored (C5)
+            machine.step(answers, "agent", principal=owner)  # refused: nothing stored (C5)
         record = self.sessions.create(machine)
         return _Position(record.id, record.version, machine)
 
-    def _load(self, session_id: str) -> _Position:
+    def _owned(self, session_id: str) -> tuple[ClarificationMachine, StoredSession]:
+        """The session, if the caller may use it; else SessionNotFound, as for no session."""
         machine, record = self.sessions.load(session_id)
+        if not current_caller(self.teams).may_use(machine.owner, self.teams):
+            raise SessionNotFound(session_id)
+        return machine, record
+
+    def _load(self, session_id: str) -> _Position:
+        machine, record = self._owned(session_id)
         return _Position(record.id, record.version, machine)
 
     def _step(
@@ -147,12 +163,12 @@ class ClarificationTools:
         )
         if moved:
             raise _MovedOn(position)
-        machine.step(answers, answered_by)
+        machine.step(answers, answered_by, principal=current_caller(self.teams).principal)
         record = self.sessions.save(session_id, machine, position.version)
         return _Position(record.id, record.version, machine)
 
     def _view(self, session_id: str) -> SessionView:
-        machine, record = self.sessions.load(session_id)
+        machine, record = self._owned(session_id)
         # The session's own expiry (kept with it), as `preflight-fsm show` reports it.
         return session_view(self.sessions.state_of(record, machine), machine.trace)
 

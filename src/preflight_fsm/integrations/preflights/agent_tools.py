@@ -55,6 +55,7 @@ from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights.llm_options import configured_guard
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
+from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
@@ -75,14 +76,22 @@ READ_ARCHITECTURE: Final = (
     "Read the repository's current architecture decisions (docs/ARCHITECTURE_STATE.md)."
 )
 ARCHITECTURE_FILE: Final = "docs/ARCHITECTURE_STATE.md"
+_REPO_ROOTS_HINT: Final = "Pass a repo_path inside the roots the error names."
 
 
 class PreflightsTools:
     """The two tools as plain methods returning Preflights' JSON shapes; they never raise."""
 
-    def __init__(self, app: FsmPreflightsApp, default_repo_path: str | None = None) -> None:
+    def __init__(
+        self,
+        app: FsmPreflightsApp,
+        default_repo_path: str | None = None,
+        repo_roots: Sequence[Path] | None = None,
+    ) -> None:
         self.app = app
         self.default_repo_path = default_repo_path
+        # None: any repository (stdio: the agent runs as its user); else only those inside.
+        self.repo_roots = None if repo_roots is None else tuple(r.resolve() for r in repo_roots)
 
     def require_clarification(
         self,
@@ -102,6 +111,8 @@ class PreflightsTools:
             return self._continue(session_id, answers or {}, answered_by)
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
+        except _RepoNotServed as exc:
+            return _error("REPO_NOT_ALLOWED", str(exc), _REPO_ROOTS_HINT)
         except PreflightAppError as exc:
             return _error(exc.code, exc.message, exc.recovery_hint, exc.details)
         except PreflightFsmError as exc:  # a store that cannot be reached, a conflict
@@ -116,6 +127,8 @@ class PreflightsTools:
             state = self.app._fs.read_architecture_state(self._repo(repo_path))
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
+        except _RepoNotServed as exc:
+            return _error("REPO_NOT_ALLOWED", str(exc), _REPO_ROOTS_HINT)
         except Exception as exc:
             return _error("FILESYSTEM_ERROR", f"Failed to read architecture: {exc}", None)
         if state is None:
@@ -161,6 +174,13 @@ class PreflightsTools:
         start = Path(repo_path or self.default_repo_path or os.getcwd()).resolve()
         for folder in (start, *start.parents):
             if (folder / ".git").exists():
+                roots = self.repo_roots
+                if roots is not None and not any(folder.is_relative_to(r) for r in roots):
+                    shown = ", ".join(str(r) for r in roots)
+                    raise _RepoNotServed(
+                        f"the repository {folder} is outside the roots this server writes in "
+                        f"({shown}); the operator adds one with --repo-root; nothing was written"
+                    )
                 return str(folder)
         raise _RepoNotFound(
             f"No git repository found from {start}. Pass repo_path: a git repository."
@@ -173,14 +193,17 @@ def build_preflights_server(
     *,
     answers_from: AnswersFrom = "any",
     request_state_keys: Sequence[bytes] = (),
+    auth: ServerAuth | None = None,
+    repo_roots: Sequence[Path] | None = None,
 ) -> MCPServer:
     """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
-    (``user``: only through forms). Raises RuntimeError when the installed Preflights is not the
-    one this integration relies on.
+    (``user``: only through forms). ``auth`` authenticates every HTTP request; ``repo_roots``
+    (None: any) bounds the repositories ``repo_path`` may name. Raises RuntimeError when the
+    installed Preflights is not the one this integration relies on.
     """
     problems = compat_problems()
     if problems:
@@ -190,7 +213,9 @@ def build_preflights_server(
         guard = configured_guard(flow, report=logger.warning)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
-    tools = PreflightsTools(build_store_app(store, flow, guard, answered_by="agent"))
+    tools = PreflightsTools(
+        build_store_app(store, flow, guard, answered_by="agent"), repo_roots=repo_roots
+    )
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
@@ -201,6 +226,8 @@ def build_preflights_server(
         instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
         # The SDK logs every request at INFO, several lines each: only what needs a look.
         log_level="WARNING",
+        auth=auth.settings if auth else None,
+        token_verifier=auth.verifier if auth else None,
     )
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
@@ -281,6 +308,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 class _RepoNotFound(Exception):
     """No git repository at or above the path given."""
+
+
+class _RepoNotServed(Exception):
+    """The repository is outside every root the operator listed (``--repo-root``)."""
 
 
 def _must_answer(question: Question) -> bool:

@@ -1,0 +1,236 @@
+"""``mcp --transport http``'s options for a team server: the URL clients use, the origins and
+hosts it answers, authentication, the bounds (docs/deploy.md says what each guards against).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from preflight_fsm.cli.report import usage_error
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from preflight_fsm.mcp.auth import ServerAuth
+    from preflight_fsm.mcp.http import HttpLimits
+
+__all__ = [
+    "AllowedHostOption",
+    "AllowedOriginOption",
+    "InsecureNoAuthOption",
+    "MaxRequestBytesOption",
+    "MaxSessionsOption",
+    "MaxSessionsPerClientOption",
+    "OidcAudienceOption",
+    "OidcIssuerOption",
+    "PublicUrlOption",
+    "RepoRootOption",
+    "SessionIdleTimeoutOption",
+    "TokensOption",
+    "is_loopback",
+    "limits_of",
+    "public_url_of",
+    "server_auth",
+]
+
+PublicUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--public-url",
+        metavar="URL",
+        help="The URL clients use to reach /mcp (behind a proxy: the proxy's). Its origin and "
+        "host are allowed; setup, links and messages print it. Default: the bound address.",
+        show_default=False,
+    ),
+]
+AllowedOriginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-origin",
+        metavar="ORIGIN",
+        help="Another browser origin allowed to call (scheme://host[:port]); repeatable. "
+        "Others get 403.",
+        show_default=False,
+    ),
+]
+AllowedHostOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        metavar="HOST[:PORT]",
+        help="Another Host header served (e.g. what a proxy forwards); repeatable. Others get 421.",
+        show_default=False,
+    ),
+]
+TokensOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--tokens",
+        metavar="FILE",
+        help="Require a bearer token from this file (preflight-fsm tokens add NAME --tokens "
+        "FILE); each names the principal its steps are recorded under.",
+        show_default=False,
+    ),
+]
+OidcIssuerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--oidc-issuer",
+        metavar="URL",
+        help="Accept access tokens (JWT) this OpenID Connect issuer signed; the principal is "
+        "their sub.",
+        show_default=False,
+    ),
+]
+OidcAudienceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--oidc-audience",
+        metavar="AUD",
+        help="The audience (aud) tokens must name. Default: the public URL.",
+        show_default=False,
+    ),
+]
+InsecureNoAuthOption = Annotated[
+    bool,
+    typer.Option(
+        "--insecure-no-auth",
+        help="Serve a non-loopback address without authentication: anyone who reaches the "
+        "port can start, read and answer sessions.",
+    ),
+]
+
+# The defaults are HttpLimits' (mcp/http.py, docs/deploy.md), not repeated here.
+MaxRequestBytesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-request-bytes",
+        min=1024,
+        help="HTTP: the largest request body, in bytes (413).",
+        show_default=False,
+    ),
+]
+MaxSessionsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-sessions",
+        min=1,
+        help="HTTP: transport sessions open at once (503).",
+        show_default=False,
+    ),
+]
+MaxSessionsPerClientOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-sessions-per-client",
+        min=1,
+        help="HTTP: transport sessions one principal (or address) keeps open (429).",
+        show_default=False,
+    ),
+]
+SessionIdleTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--session-idle-timeout",
+        min=1.0,
+        metavar="SECONDS",
+        help="HTTP: seconds a transport session lives without a request.",
+        show_default=False,
+    ),
+]
+
+RepoRootOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--repo-root",
+        metavar="DIR",
+        help="--preflights over HTTP: a folder whose repositories clients may name as "
+        "repo_path (records are written there); repeatable. Default: the working directory.",
+        show_default=False,
+    ),
+]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def public_url_of(public_url: str | None, host: str, port: int, path: str) -> str | None:
+    """The URL clients use: ``--public-url``, else the bound address's (None for a wildcard
+    bind such as 0.0.0.0, which names no host a client can use)."""
+    from preflight_fsm.mcp.origins import public_url_problem
+
+    if public_url is not None:
+        problem = public_url_problem(public_url)
+        if problem is not None:
+            raise typer.BadParameter(f"{public_url!r} {problem}", param_hint="--public-url")
+        return public_url
+    shown = f"[{host}]" if ":" in host else host
+    derived = f"http://{shown}:{port}{path}"
+    return None if public_url_problem(derived) else derived
+
+
+def server_auth(
+    tokens: Path | None,
+    issuer: str | None,
+    audience: str | None,
+    public_url: str | None,
+) -> ServerAuth | None:
+    """The authentication the options ask for (None: none), read and checked now."""
+    from preflight_fsm.mcp.auth import ServerAuth
+    from preflight_fsm.mcp.tokens import InvalidTokensFile, TokensVerifier, read_tokens
+
+    verifiers: list[TokenVerifier] = []
+    teams: dict[str, str] = {}
+    if tokens is not None:
+        try:
+            read = read_tokens(tokens)
+        except InvalidTokensFile as exc:
+            raise usage_error(str(exc)) from None
+        verifiers.append(TokensVerifier(read))
+        teams = read.teams()
+    if issuer is None and audience is not None:
+        raise typer.BadParameter("needs --oidc-issuer", param_hint="--oidc-audience")
+    if issuer is not None:
+        from preflight_fsm.mcp.oidc import IssuerUnavailable, OidcSettings, OidcVerifier
+
+        if public_url is None:
+            raise typer.BadParameter(
+                "needs --public-url: the URL clients use is the resource tokens are for",
+                param_hint="--oidc-issuer",
+            )
+        try:
+            verifiers.append(OidcVerifier(OidcSettings(issuer, audience or public_url)))
+        except IssuerUnavailable as exc:
+            raise usage_error(f"--oidc-issuer: {exc}") from None
+    if not verifiers:
+        return None
+    return ServerAuth.of(verifiers, public_url or "http://127.0.0.1/mcp", issuer, teams)
+
+
+def limits_of(
+    max_request_bytes: int | None,
+    max_sessions: int | None,
+    max_sessions_per_client: int | None,
+    session_idle_timeout: float | None,
+) -> HttpLimits:
+    """HttpLimits with the options given; the others keep their defaults."""
+    from preflight_fsm.mcp.http import HttpLimits
+
+    limits = HttpLimits()
+    return HttpLimits(
+        max_request_bytes=max_request_bytes or limits.max_request_bytes,
+        max_sessions=max_sessions or limits.max_sessions,
+        max_sessions_per_client=max_sessions_per_client or limits.max_sessions_per_client,
+        session_idle_timeout=session_idle_timeout or limits.session_idle_timeout,
+    )

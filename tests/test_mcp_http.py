@@ -1,0 +1,122 @@
+"""Serving over HTTP (mcp/http.py): the store checked before listening, /healthz, the refusal to
+serve a network address without authentication, bounds per client, files only under the
+operator's repository roots (`--preflights`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from mcp_servers import PREFLIGHT_FSM, call, connect_http, http_server
+from preflight_fsm.mcp.tokens import add_token
+
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+)
+
+
+def _mcp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PREFLIGHT_FSM, "mcp", "--transport", "http", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_store_that_cannot_be_reached_exits_8_before_listening(tmp_path: Path) -> None:
+    done = _mcp("--store", "redis://127.0.0.1:1", "--port", "1", cwd=tmp_path)
+    assert 8 == done.returncode
+    assert "serving" not in done.stderr
+
+
+def test_a_network_address_without_authentication_is_refused_naming_the_options(
+    tmp_path: Path,
+) -> None:
+    done = _mcp("--host", "0.0.0.0", "--store", str(tmp_path / "s.sqlite3"), cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "--tokens" in done.stderr
+    assert "--insecure-no-auth" in done.stderr
+
+
+def test_healthz_says_the_store_is_reachable(tmp_path: Path) -> None:
+    with http_server(str(tmp_path / "s.sqlite3"), tmp_path) as server:
+        response = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
+    assert (200, "reachable") == (response.status_code, response.json()["store"])
+
+
+def _initialize(url: str, token: str) -> int:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {token}",
+    }
+    return httpx2.post(url, content=INITIALIZE, headers=headers, timeout=30).status_code
+
+
+def test_one_client_opening_sessions_as_fast_as_it_can_leaves_another_served(
+    tmp_path: Path,
+) -> None:
+    tokens = tmp_path / "tokens.toml"
+    greedy, other = add_token(tokens, "greedy"), add_token(tokens, "other")
+    extra = ("--tokens", str(tokens), "--max-sessions-per-client", "4")
+    with http_server(str(tmp_path / "s.sqlite3"), tmp_path, "quota", *extra) as server:
+        greedy_statuses = [_initialize(server.url, greedy) for _ in range(12)]
+
+        async def served() -> str:
+            async with connect_http(server.url, token=other, mode="legacy") as client:
+                result = await call(client, "require_clarification", user_intention="Add login")
+            return str(result["status"])
+
+        status = anyio.run(served)
+    assert ([200] * 4 + [429] * 8, "needs_clarification") == (greedy_statuses, status)
+
+
+@pytest.fixture
+def repositories(tmp_path: Path) -> tuple[Path, Path]:
+    """A git repository under the served root, and one outside it."""
+    inside, outside = tmp_path / "root" / "app", tmp_path / "elsewhere"
+    for repo in (inside, outside):
+        repo.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return inside, outside
+
+
+def test_preflights_over_http_refuses_a_repository_outside_the_roots_and_writes_nothing(
+    tmp_path: Path, repositories: tuple[Path, Path]
+) -> None:
+    inside, outside = repositories
+    extra = ("--preflights", "--repo-root", str(inside.parent))
+    with http_server(str(tmp_path / "s.sqlite3"), tmp_path, "roots", *extra) as server:
+
+        async def start(repo: Path) -> dict[str, object]:
+            async with connect_http(server.url) as client:
+                result = await client.call_tool(
+                    "require_clarification",
+                    {"user_intention": "Add OAuth login", "repo_path": str(repo)},
+                )
+            data = result.structured_content
+            assert isinstance(data, dict)
+            return data
+
+        refused = anyio.run(start, outside)
+        served = anyio.run(start, inside)
+    assert "REPO_NOT_ALLOWED" == refused["error"]["code"]  # type: ignore[index]
+    assert "--repo-root" in refused["error"]["message"]  # type: ignore[index]
+    assert [".git"] == sorted(p.name for p in outside.iterdir())
+    assert "error" != served["status"]
