@@ -26,6 +26,7 @@ from benchmarks.memory import memory_figures
 from benchmarks.report import Figure, machine_info, table, write_docs, write_json
 from benchmarks.stores import store_figures
 from benchmarks.threads import thread_figures
+from benchmarks.verify import verify_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,6 +46,7 @@ FULL = {
     "http_rounds": 10,
     "http_each": 5,
     "instr_calls": 2_000,
+    "verify_files": 1_000,
 }
 SMOKE = {
     "inner": 20,
@@ -62,6 +64,7 @@ SMOKE = {
     "http_rounds": 1,
     "http_each": 1,
     "instr_calls": 20,
+    "verify_files": 5,
 }
 
 
@@ -78,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=(
             "comma-separated groups: engine, instructions, memory, threads, stores, cli, mcp,"
-            " http"
+            " http, verify"
             " (default: all)"
         ),
     )
@@ -115,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         ("cli", lambda: cli_figures(s["cli_rounds"])),
         ("mcp", lambda: mcp_figures(s["mcp_rounds"], s["mcp_per_round"])),
         ("http", lambda: http_figures(s["http_clients"], s["http_rounds"], s["http_each"])),
+        ("verify", lambda: verify_figures(s["inner"], s["rounds"], s["verify_files"])),
     ]
     if args.only:
         wanted = set(args.only.split(","))

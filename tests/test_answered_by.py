@@ -323,7 +323,7 @@ def test_principals_proofs_and_owner_survive_a_round_trip_on_both_paths() -> Non
     text = original.snapshot().model_dump_json()
     session = snapshot_fast.restored_json(text, REGISTRY, True, None)
     assert session is not None
-    assert (["ci-bot", "alice"], [None, PROOF], "alice") == (
+    assert (("ci-bot", "alice"), (None, PROOF), "alice") == (
         session.principals,
         session.proofs,
         session.owner,

@@ -73,6 +73,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.ratio",
         "mcp.http.scaling",
     ),
+    "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
 }
 """Every figure of `make bench`, by the group that measures it (`--only GROUP`)."""
 

@@ -1006,3 +1006,23 @@ def test_text_output_shows_the_status_not_the_state_name(cwd: Path) -> None:
     assert 0 == done.returncode, done.stderr
     assert "status   asking the type of change (turn 1" in done.stdout
     assert "NeedCategory" not in done.stdout
+
+
+def test_show_decision_prints_a_decision_file_that_verifies(cwd: Path) -> None:
+    """`show --decision` prints the decided session as a Markdown file ending with its decision
+    record; `verify` accepts it as written."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    _ok("answer", session_id, "auth_strategy=OAuth")
+    shown = _invoke("show", session_id, "--decision")
+    assert 0 == shown.returncode, shown.stderr
+    assert shown.stdout.startswith("# Decision: Authentication\n")
+    (cwd / "decision.md").write_text(shown.stdout, encoding="utf-8")
+    checked = _invoke("verify", str(cwd / "decision.md"))
+    assert (0, "verified: ") == (checked.returncode, checked.stdout[:10])
+
+
+def test_show_decision_of_an_undecided_session_says_to_answer_it_first(cwd: Path) -> None:
+    """A session still asking has no decision to print: a usage error that says so."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    shown = _invoke("show", session_id, "--decision")
+    assert (2, True) == (shown.returncode, "has not decided" in shown.stderr)

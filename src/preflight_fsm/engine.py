@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from preflight_fsm.answered_by import SIGNED, SOURCES, AnsweredBy, check_provenance
 from preflight_fsm.answers import AnswerRules
@@ -39,6 +39,21 @@ from preflight_fsm.turn import Question, Turn
 __all__ = ["Engine", "engine_for"]
 
 _UNSIGNED = SOURCES - {SIGNED}  # the sources a step takes without a proof: one set lookup
+
+# (), (None,), (None, None), ...: the principals and proofs of unauthenticated, unsigned steps,
+# shared by every session (a live session holds no tuple of its own for them).
+_NONES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(65))
+
+_T = TypeVar("_T")
+
+
+def _appended(held: tuple[_T | None, ...], value: _T | None) -> tuple[_T | None, ...]:
+    """``held`` with ``value`` added, shared from _NONES while every entry is None."""
+    if value is None:
+        n = len(held)
+        if n + 1 < len(_NONES) and held is _NONES[n]:
+            return _NONES[n + 1]
+    return (*held, value)
 
 
 class _Recorder:
@@ -188,8 +203,8 @@ class Engine:
         work.declined = declined
         work.steps.append(given)
         work.answered_by.append(answered_by)
-        work.principals.append(principal)
-        work.proofs.append(proof)
+        work.principals = _appended(work.principals, principal)
+        work.proofs = _appended(work.proofs, proof)
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.

@@ -62,8 +62,10 @@ class Session:
         # Who supplied each step's answers, in order: the channel, the authenticated caller
         # (None: unauthenticated) and, for a user_passkey step, the passkey proof.
         self.answered_by: list[AnsweredBy] = []
-        self.principals: list[str | None] = []
-        self.proofs: list[PasskeyProof | None] = []
+        # Tuples shared while all None (engine.py): nothing per session for what most never
+        # record.
+        self.principals: tuple[str | None, ...] = ()
+        self.proofs: tuple[PasskeyProof | None, ...] = ()
         self.declined = False  # the pending question was answered blank in this step
 
     @property
@@ -94,7 +96,7 @@ class Session:
         copy.trace = list(self.trace)
         copy.steps = list(self.steps)
         copy.answered_by = list(self.answered_by)
-        copy.principals = list(self.principals)
-        copy.proofs = list(self.proofs)
+        copy.principals = self.principals
+        copy.proofs = self.proofs
         copy.declined = False
         return copy

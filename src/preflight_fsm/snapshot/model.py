@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Final, Literal
 
 import pydantic_core
@@ -143,16 +143,21 @@ def canonical(content: Mapping[str, Any]) -> bytes:
             "intention": content["intention"],
             "owner": content["owner"],
             "principals": content["principals"],
-            "proofs": [
-                dict(sorted(proof.items())) if type(proof) is dict else proof
-                for proof in content["proofs"]
-            ],
+            "proofs": _sorted_proofs(content["proofs"]),
             "schema_version": content["schema_version"],
             "steps": [
                 step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]
             ],
         }
     )
+
+
+def _sorted_proofs(proofs: Sequence[Any]) -> Sequence[Any]:
+    """Each proof given as a dict with its keys sorted; unsigned steps (all None, the common
+    case) as they are."""
+    if proofs.count(None) == len(proofs):
+        return proofs
+    return [dict(sorted(p.items())) if type(p) is dict else p for p in proofs]
 
 
 def trace_object(

@@ -39,13 +39,8 @@ def replay(
             raise InvalidSnapshot(
                 name, f"holds {len(held)} entries for {len(steps)} steps; it needs one per step"
             )
-    for name, value in (
-        ("owner", owner),
-        *((f"principals.{i}", p) for i, p in enumerate(principals)),
-    ):
-        problem = None if value is None else principal_problem(value)
-        if problem is not None:
-            raise InvalidSnapshot(name, problem)
+    if owner is not None or principals.count(None) != len(principals):
+        _check_principals(owner, principals)
     try:
         s = engine.begin(intention, owner)
     except InvalidIntention as exc:
@@ -60,3 +55,14 @@ def replay(
         except (InvalidAnswers, SessionFinished) as exc:
             raise InvalidSnapshot(f"steps.{i}", f"is refused on replay: {exc}") from None
     return s
+
+
+def _check_principals(owner: str | None, principals: Sequence[str | None]) -> None:
+    """InvalidSnapshot naming the owner or the first principal that is not clean text."""
+    for name, value in (
+        ("owner", owner),
+        *((f"principals.{i}", p) for i, p in enumerate(principals)),
+    ):
+        problem = None if value is None else principal_problem(value)
+        if problem is not None:
+            raise InvalidSnapshot(name, problem)
