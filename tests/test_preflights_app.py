@@ -240,7 +240,11 @@ def test_a_follow_up_round_does_not_stand_in_for_who_decided(tmp_path: Path) -> 
         config_loader=DefaultConfigLoader(),
     )
     start = app.start_preflight("Improve the checkout flow", str(tmp_path))
-    for answers in ({"change_category": "Database"}, {"db_type": "MySQL"}):
+    rounds: list[dict[str, str | list[str]]] = [
+        {"change_category": "Database"},
+        {"db_type": "MySQL"},
+    ]
+    for answers in rounds:
         asked = app.continue_preflight(
             start.session_id, answers, answered_by="user_web", principal="alice"
         )

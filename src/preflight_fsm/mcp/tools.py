@@ -16,29 +16,19 @@ from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, ElicitResult, InputRequiredResult
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import CallToolResult, InputRequiredResult
 
 from preflight_fsm import (
     AnsweredBy,
     ClarificationMachine,
     InvalidAnswers,
     PreflightFsmError,
-    Question,
 )
 from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, SessionId, TurnNumber
 from preflight_fsm.mcp.auth import current_caller
-from preflight_fsm.mcp.elicitation import (
-    ANSWER_KEY,
-    answers_from,
-    can_elicit,
-    elicit_form,
-    form_message,
-    input_request,
-)
 from preflight_fsm.mcp.errors import failed, failure_of
-from preflight_fsm.mcp.policy import NEED_USER_DECLINED, NEED_USER_NO_FORMS, AnswersFrom
-from preflight_fsm.mcp.request_state import InvalidRoundState, RoundSealer, RoundState
+from preflight_fsm.mcp.policy import AnswersFrom
+from preflight_fsm.mcp.request_state import RoundSealer, RoundState
 from preflight_fsm.mcp.results import (
     ClarificationOutcome,
     Failed,
@@ -48,14 +38,12 @@ from preflight_fsm.mcp.results import (
     session_view,
     tool_result,
 )
+from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
 from preflight_fsm.store import SessionNotFound, Sessions, StoredSession
 
-__all__ = ["MAX_FORM_RETRIES", "ClarificationTools"]
+__all__ = ["ClarificationTools"]
 
 logger = logging.getLogger(__name__)
-
-MAX_FORM_RETRIES = 3
-"""Refused forms (C5) re-asked within one call before the call ends in invalid_answers."""
 
 _T = TypeVar("_T")
 
@@ -129,6 +117,7 @@ class ClarificationTools:
         self.sealer = sealer
         self.answers_from = answers_from
         self.teams = dict(teams or {})
+        self.rounds: FormRounds[Any] = FormRounds(self, sealer)
 
     # -- blocking store work, run in a worker thread -----------------------------------------
 
@@ -243,15 +232,10 @@ class ClarificationTools:
             return refusal
         continuing = session_id if isinstance(session_id, str) else None
         if ctx.request_state is not None:  # a 2026-07-28 elicitation round coming back
-            return await self._next_round(ctx, continuing)
+            return await self.rounds.resume(ctx, continuing)
         given = answers if isinstance(answers, Mapping) else None
         if given and self.answers_from == "user":
-            return failed(
-                "answers_need_user",
-                "answers were passed as tool arguments, and this server takes answers only from "
-                "the person, through forms (--answers-from user); nothing was recorded",
-                session_id=continuing,
-            )
+            return self.rounds.refuse_arguments(continuing)
         try:
             if continuing is None:
                 assert isinstance(user_intention, str)
@@ -270,13 +254,7 @@ class ClarificationTools:
             return self._conflict(moved.position)
         except PreflightFsmError as error:
             return failure_of(error, continuing)
-        if position.machine.finished:
-            return self._outcome(position)
-        if not can_elicit(ctx):
-            return self._unanswered(position, declined=False)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self._round(position, retries=0, problem=None)
-        return await self._elicit_in_place(ctx, position)
+        return await self.rounds.ask(ctx, self._round_of(position))
 
     def _check_arguments(
         self,
@@ -340,137 +318,61 @@ class ClarificationTools:
         machine = position.machine
         return outcome_of(position.session_id, machine.turn, machine.decided_by)
 
-    def _unanswered(self, position: _Position, *, declined: bool) -> Any:
-        """A turn the person was not asked (no forms) or did not answer (a declined form).
+    # -- the form rounds' host (``rounds.py`` asks them) ----------------------------------------
 
-        Under ``any`` the agent gets the questions, to ask in chat and send as answers. Under
-        ``user`` that is what the policy forbids: the call ends in ``answers_need_user``, the
-        session as it stood, and the hint says what the person can do instead.
-        """
-        if self.answers_from != "user":
-            return self._outcome(position)
-        if declined:
-            why, hint = "the person declined or closed the form", NEED_USER_DECLINED
-        else:
-            why, hint = "this client cannot show forms", NEED_USER_NO_FORMS
-        return failed(
-            "answers_need_user",
-            f"turn {position.machine.turn.number} was not answered: {why}, and this server takes "
-            "answers only from the person, through forms (--answers-from user); nothing was "
-            "recorded",
-            session_id=position.session_id,
-            hint=hint.format(session_id=position.session_id),
-        )
-
-    # -- elicitation ---------------------------------------------------------------------------
-
-    def _round(self, position: _Position, retries: int, problem: str | None) -> InputRequiredResult:
-        """A 2026-07-28 input-required round asking the session's current turn as a form."""
+    def _round_of(self, position: _Position) -> Round | Any:
+        """The session's current turn as a round, or its outcome once it has ended."""
         machine = position.machine
-        questions = machine.turn.questions
-        message = form_message(machine.intention, questions, problem)
-        state = RoundState(position.session_id, position.version, machine.turn.number, retries)
-        return InputRequiredResult(
-            input_requests={ANSWER_KEY: input_request(message, questions)},
-            request_state=self.sealer.seal(state),
+        if machine.finished:
+            return self._outcome(position)
+        turn = machine.turn
+        return Round(
+            position.session_id,
+            position.version,
+            turn.number,
+            machine.intention,
+            turn.questions,
+            source=position,
         )
 
-    async def _next_round(self, ctx: Context, session_id: str | None) -> Any:
-        """Continue a 2026-07-28 round: check the state, take the form, step, ask on or finish."""
-        try:
-            state = self.sealer.open(ctx.request_state)
-        except InvalidRoundState as exc:
-            logger.warning("refused a round state: %s", exc)
-            return failed(
-                "invalid_request_state",
-                f"the request state sent back was refused ({exc}); nothing was changed",
-                session_id=session_id,
-            )
+    async def reopen(self, state: RoundState) -> Round | Any:
         try:
             position = await self._blocking(self._load, state.session_id)
         except PreflightFsmError as error:
             return failure_of(error, state.session_id)
         if position.version != state.version:
             return self._conflict(position)
-        response = (ctx.input_responses or {}).get(ANSWER_KEY)
-        if not isinstance(response, ElicitResult):
-            return failed(
-                "invalid_arguments",
-                f"the retry carries no response to the form {ANSWER_KEY!r}",
-                session_id=position.session_id,
-            )
-        if response.action != "accept":
-            return self._unanswered(position, declined=True)
-        return await self._take_form(position, response.content, state.retries)
+        return self._round_of(position)
 
-    async def _form_step(self, position: _Position, answers: dict[str, str]) -> _Position:
-        """The step of an accepted form: the person's answers (``user_form``), written only over
-        the version the form was asked on."""
-        step = partial(self._step, answered_by="user_form", version=position.version)
-        return await self._blocking(step, position.session_id, answers)
+    async def submit(
+        self, asked: Round, answers: dict[str, str], answered_by: AnsweredBy
+    ) -> Round | Any | Refusal:
+        """A form's step, written only over the version the round was asked on."""
+        step = partial(self._step, answered_by=answered_by, version=asked.version)
+        try:
+            position = await self._blocking(step, asked.session_id, answers)
+        except _MovedOn as moved:
+            return self._conflict(moved.position)
+        except InvalidAnswers as error:
+            return Refusal(str(error), error.feedback)
+        except PreflightFsmError as error:
+            return failure_of(error, asked.session_id)
+        return self._round_of(position)
 
-    async def _take_form(self, position: _Position, content: object, retries: int) -> Any:
-        questions = position.machine.turn.questions
-        answers, problem = answers_from(questions, content)
-        feedback: dict[str, Any] | None = None
-        if problem is None:
-            try:
-                position = await self._form_step(position, answers)
-            except _MovedOn as moved:
-                return self._conflict(moved.position)
-            except InvalidAnswers as error:
-                problem, feedback = str(error), error.feedback
-            except PreflightFsmError as error:
-                return failure_of(error, position.session_id)
-        if problem is not None:
-            if retries + 1 >= MAX_FORM_RETRIES:
-                return failed(
-                    "invalid_answers",
-                    f"the form was refused {MAX_FORM_RETRIES} times; last: {problem}",
-                    session_id=position.session_id,
-                    feedback=feedback,
-                )
-            return self._round(position, retries + 1, problem)
-        if position.machine.finished:
-            return self._outcome(position)
-        return self._round(position, 0, None)
-
-    async def _elicit_in_place(self, ctx: Context, position: _Position) -> Any:
-        """Handshake-era clients: ``elicitation/create`` per turn until the session ends."""
-        retries, problem = 0, None
-        # Bounded: each accepted form is a step (at most the flow's turn budget), each refused
-        # one counts towards MAX_FORM_RETRIES.
-        while not position.machine.finished:
-            machine = position.machine
-            questions: tuple[Question, ...] = machine.turn.questions
-            message = form_message(machine.intention, questions, problem)
-            reply = await elicit_form(ctx, message, questions)
-            if reply is None:  # the client could not show the form
-                return self._unanswered(position, declined=False)
-            if reply.action != "accept":
-                return self._unanswered(position, declined=True)
-            answers, problem = answers_from(questions, reply.content)
-            feedback: dict[str, Any] | None = None
-            if problem is None:
-                try:
-                    position = await self._form_step(position, answers)
-                    retries = 0
-                    continue
-                except _MovedOn as moved:
-                    return self._conflict(moved.position)
-                except InvalidAnswers as error:
-                    problem, feedback = str(error), error.feedback
-                except PreflightFsmError as error:
-                    return failure_of(error, position.session_id)
-            retries += 1
-            if retries >= MAX_FORM_RETRIES:
-                return failed(
-                    "invalid_answers",
-                    f"the form was refused {MAX_FORM_RETRIES} times; last: {problem}",
-                    session_id=position.session_id,
-                    feedback=feedback,
-                )
+    def questions(self, asked: Round) -> Any:
+        position: _Position = asked.source
         return self._outcome(position)
+
+    def failure(
+        self,
+        kind: RoundFailure,
+        message: str,
+        session_id: str | None,
+        *,
+        hint: str | None = None,
+        feedback: dict[str, Any] | None = None,
+    ) -> Failed:
+        return failed(kind, message, session_id=session_id, hint=hint, feedback=feedback)
 
 
 class _MovedOn(Exception):
