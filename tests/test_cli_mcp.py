@@ -102,7 +102,7 @@ def test_an_http_server_that_fails_to_start_is_a_usage_error(
     from preflight_fsm.cli import app
     from preflight_fsm.cli import mcp as _mcp  # noqa: F401 - registers the command
 
-    def fail_to_start(*_: object) -> None:
+    def fail_to_start(*_: object, **__: object) -> None:
         raise SystemExit(3)
 
     monkeypatch.setattr(preflight_fsm.mcp, "serve", fail_to_start)

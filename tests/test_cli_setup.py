@@ -149,3 +149,42 @@ def test_setup_runs_as_python_m_too(tmp_path: Path) -> None:
         server["command"],
         *server["args"][:3],
     ]
+
+
+def test_a_team_setup_reads_the_token_from_the_environment_and_the_printed_server_takes_it(
+    tmp_path: Path,
+) -> None:
+    """--public-url prints the server command with the tokens file, and configurations whose
+    Authorization header names $PREFLIGHT_FSM_TOKEN; with that token the printed server serves."""
+    from preflight_fsm.mcp.tokens import add_token
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    tokens = tmp_path / "tokens.toml"
+    token = add_token(tokens, "alice")
+    options = ("--transport", "http", "--port", str(port), "--public-url", url)
+    printed = setup(tmp_path, *options, "--tokens", str(tokens))
+    cursor = json.loads(setup(tmp_path, *options, "--client", "cursor"))["mcpServers"]
+    header = cursor["preflight-fsm"]["headers"]["Authorization"]
+    claude = shlex.split(printed.split(TITLES[0])[1].splitlines()[1])
+    start = shlex.split(printed.split("\n")[1])
+    errors = tmp_path / "stderr"
+    with errors.open("wb") as sink:
+        process = subprocess.Popen(start, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink)
+    try:
+        deadline = time.monotonic() + 30
+        while "serving" not in errors.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+        async def ask() -> dict[str, Any]:
+            async with connect_http(url, token=token) as client:
+                return await call(client, "require_clarification", user_intention="Add OAuth")
+
+        result = anyio.run(ask)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert "Bearer ${env:PREFLIGHT_FSM_TOKEN}" == header
+    assert ["--header", "Authorization: Bearer ${PREFLIGHT_FSM_TOKEN}"] == claude[-2:]
+    assert token not in printed
+    assert "needs_clarification" == result["status"]

@@ -95,7 +95,7 @@ def _serve_announced(
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            serve(server, transport, options, announce)
+            serve(server, transport, announce=announce, options=options)
     except SystemExit as stopped:
         # The HTTP server's own startup failure exits 3 (the code of refused answers): it is
         # reported below as the usage error it is.

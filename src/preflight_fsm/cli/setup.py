@@ -21,7 +21,7 @@ import typer
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import usage_error
 
-__all__ = ["CLIENTS", "client_config", "server_command"]
+__all__ = ["CLIENTS", "TOKEN_ENV", "client_config", "server_command"]
 
 CLIENTS: Final = ("claude-code", "cursor", "vscode")
 """The agents a configuration is printed for, by the name ``--client`` takes."""
@@ -42,23 +42,50 @@ def server_command() -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "preflight_fsm"]
 
 
+TOKEN_ENV: Final = "PREFLIGHT_FSM_TOKEN"
+"""The environment variable each teammate keeps their bearer token in (``tokens add``)."""
+
+# How each client reads an environment variable in its configuration, at connect time.
+_ENV_REFERENCE: Final = {
+    "claude-code": "${%s}",
+    "cursor": "${env:%s}",
+    "vscode": "${env:%s}",
+}
+
+
 def client_config(
-    client: str, name: str, command: list[str], args: list[str], url: str | None
+    client: str,
+    name: str,
+    command: list[str],
+    args: list[str],
+    url: str | None,
+    token_env: str | None = None,
 ) -> str:
     """What to paste into ``client``: a command line (Claude Code) or a JSON file's content.
 
     ``url`` set: the client reaches a running HTTP server there; else it starts ``command``
-    with ``args`` over stdio.
+    with ``args`` over stdio. ``token_env`` set: the client sends ``Authorization: Bearer``
+    with the token it reads from that environment variable (never the token itself).
     """
+    header = None
+    if url is not None and token_env is not None:
+        header = "Bearer " + _ENV_REFERENCE[client] % token_env
     if client == "claude-code":
         if url is not None:
-            return f"claude mcp add --transport http {name} {url}"
+            added = ["claude", "mcp", "add", "--transport", "http", name, url]
+            if header is not None:
+                added += ["--header", f"Authorization: {header}"]
+            return shlex.join(added)
         return shlex.join(["claude", "mcp", "add", name, "--", *command, *args])
     started: dict[str, Any] = {"command": command[0], "args": command[1:] + args}
+    headers = {"headers": {"Authorization": header}} if header is not None else {}
     if client == "cursor":
-        server = {"url": url} if url is not None else started
+        server = {"url": url, **headers} if url is not None else started
         return json.dumps({"mcpServers": {name: server}}, indent=2)
-    server = {"type": "http", "url": url} if url is not None else {"type": "stdio", **started}
+    if url is not None:
+        server = {"type": "http", "url": url, **headers}
+    else:
+        server = {"type": "stdio", **started}
     return json.dumps({"servers": {name: server}}, indent=2)
 
 
@@ -103,6 +130,25 @@ def setup(
     port: Annotated[
         int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to serve on.")
     ] = 8000,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            metavar="URL",
+            help="HTTP: the URL teammates reach the server at (a team server, docs/deploy.md): "
+            "each client sends the bearer token it reads from $" + TOKEN_ENV + ".",
+            show_default=False,
+        ),
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            "--tokens",
+            metavar="FILE",
+            help="HTTP: the tokens file the printed server command authenticates with.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print the MCP configuration of Claude Code, Cursor and VS Code for this installation."""
     from preflight_fsm.store.location import resolve_location, shown_location
@@ -117,13 +163,29 @@ def setup(
     name = "preflights" if preflights else "preflight-fsm"
     url = None
     blocks: list[str] = []
+    token_env = None
+    if public_url is not None and transport != "http":
+        raise usage_error("--public-url is for --transport http")
     if transport == "http":
-        url = f"http://{host}:{port}/mcp"
+        url = public_url or f"http://{host}:{port}/mcp"
         args += ["--transport", "http", "--host", host, "--port", str(port)]
+        if public_url is not None:
+            from preflight_fsm.mcp.origins import public_url_problem
+
+            problem = public_url_problem(public_url)
+            if problem is not None:
+                raise usage_error(f"--public-url {public_url!r} {problem}")
+            args += ["--public-url", public_url]
+            if tokens is not None:
+                args += ["--tokens", str(tokens.resolve())]
+            token_env = TOKEN_ENV
         if client is None:
             started = shlex.join(command + args)
-            blocks.append(f"# Start the server (and keep it running):\n{started}")
+            how = "# Start the server (and keep it running)"
+            if public_url is not None and tokens is None:
+                how += ", with --tokens FILE or --oidc-issuer URL (docs/deploy.md)"
+            blocks.append(f"{how}:\n{started}")
     for chosen in (client,) if client is not None else CLIENTS:
-        config = client_config(chosen, name, command, args, url)
+        config = client_config(chosen, name, command, args, url, token_env)
         blocks.append(config if client is not None else f"# {_TITLES[chosen]}\n{config}")
     typer.echo("\n\n".join(blocks))

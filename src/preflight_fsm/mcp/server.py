@@ -136,11 +136,14 @@ async def _refused_state_as_result(
 def serve(
     server: MCPServer[Any],
     transport: Transport = "stdio",
-    options: HttpOptions | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
     announce: Callable[[str], None] | None = None,
+    *,
+    options: HttpOptions | None = None,
 ) -> None:
-    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP at ``/mcp``, served as
-    ``options`` say: ``http.py``).
+    """Run ``server`` until its input ends (stdio) or it is stopped (HTTP at ``/mcp``, on
+    ``host:port``, or as ``options`` say: the URL clients use, origins, bounds; ``http.py``).
 
     Over HTTP, ``announce`` receives the URL once the server listens on it (not before: a port
     in use is reported instead).
@@ -152,6 +155,7 @@ def serve(
     elif transport == "http":
         from preflight_fsm.mcp.http import HttpOptions, serve_http
 
-        anyio.run(serve_http, server, options or HttpOptions(), HTTP_PATH, announce)
+        chosen = options or HttpOptions(host=host, port=port)
+        anyio.run(serve_http, server, chosen, HTTP_PATH, announce)
     else:
         raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
