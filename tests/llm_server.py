@@ -29,7 +29,7 @@ from typing import Any
 
 from preflight_fsm.adapter import MockLLMAdapter
 from preflight_fsm.flow import OTHER_SUFFIX, default_flow
-from preflight_fsm.llm.judge import flow_options
+from preflight_fsm.option_names import flow_options
 
 WORDING = "In your own words: "
 """How the compliant LLM words every question, so a test sees its wording reach the user."""

@@ -14,7 +14,7 @@ from preflights.core.types import DecisionPatch as PfDecisionPatch
 from preflight_fsm.flow import default_flow
 from preflight_fsm.integrations.preflights import FsmLLMAdapter, to_preflights_response
 from preflight_fsm.llm.guard import complete_turn
-from preflight_fsm.llm.judge import judge_patch, judge_turn, option_names, phase
+from preflight_fsm.llm.judge import judge_patch, judge_turn, phase
 
 FLOW = default_flow()
 OTHER = FLOW.other_option
@@ -83,27 +83,6 @@ def test_another_hint_is_a_hint_disagreement() -> None:
 def test_phases() -> None:
     """0.0 is the start, 1.0 done, anything else between."""
     assert ("start", "between", "done") == (phase(0.0), phase(0.5), phase(1.0))
-
-
-def test_options_must_keep_other_last() -> None:
-    """Other moved first: not the flow's path."""
-    assert "does not end with" in str(
-        option_names(
-            [OTHER, "OAuth", "Email/Password", "Magic Link"],
-            ["OAuth", "Email/Password", "Magic Link", OTHER],
-            OTHER,
-        )
-    )
-
-
-def test_two_options_naming_one_of_the_flows_are_refused() -> None:
-    """ "OAuth" and "OAuth 2.0" both name OAuth: the user's choice would be ambiguous."""
-    found = option_names(
-        ["OAuth", "OAuth 2.0", "Magic Link", OTHER],
-        ["OAuth", "Email/Password", "Magic Link", OTHER],
-        OTHER,
-    )
-    assert isinstance(found, str)
 
 
 def test_a_patch_equal_but_for_case_in_names_agrees() -> None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from preflight_fsm.bounded import TooLarge, read_bounded
 from preflight_fsm.errors import InvalidFlow
+from preflight_fsm.sizes import MAX_TEXT, MAX_VALUE
 from preflight_fsm.text import match_key, refused
 
 __all__ = [
@@ -109,7 +110,7 @@ class Limits(_Frozen):
     """Input limits (C5) and the turn budget (C3)."""
 
     max_turns: int = Field(default=3, ge=3, le=10)
-    # At most what a snapshot holds (snapshot/model.py's MAX_VALUE), checked by Flow.
+    # At most what a snapshot holds (sizes.py's MAX_VALUE), checked by Flow.
     max_intention_chars: int = Field(default=2000, ge=1)
     max_answer_chars: int = Field(default=500, ge=1)
     max_answers_per_step: int = Field(default=32, ge=1, le=1_000)
@@ -202,9 +203,6 @@ class Flow(_Frozen):
         """(problems, offending texts): what a session could not snapshot or would print out of
         place: a text longer than a snapshot's names, a line break or other control character
         (it would break a diagram's line or a prompt's), a limit above a snapshot's values."""
-        # Imported here: the snapshot package imports this module.
-        from preflight_fsm.snapshot.model import MAX_TEXT, MAX_VALUE
-
         problems: list[str] = []
         offending: list[str] = []
         for where, text in self._texts():

@@ -43,7 +43,8 @@ from preflight_fsm.integrations.preflights import (
     to_preflights_response,
 )
 from preflight_fsm.integrations.preflights.position import Position
-from preflight_fsm.llm.judge import as_flow_answers, judge_patch, judge_turn, shown_names
+from preflight_fsm.llm.judge import judge_patch, judge_turn
+from preflight_fsm.option_names import as_flow_answers, shown_names
 
 __all__ = [
     "DEADLINE_ENV",

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.principal import MAX_PRINCIPAL
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.sizes import MAX_ANSWERS, MAX_IDS, MAX_STEPS, MAX_TEXT, MAX_VALUE
 from preflight_fsm.states import StateName
 
 __all__ = [
@@ -36,12 +37,6 @@ SCHEMA_VERSION: Final = 4
 MAX_SNAPSHOT_BYTES: Final = 256 * 1024
 """Larger JSON is refused before parsing: no legitimate session comes near it."""
 
-# The model's limits, named once: the fast restore path (``fast.py``) checks the same ones.
-MAX_TEXT: Final = 200  # ids, names, digests, seals
-MAX_VALUE: Final = 100_000  # the intention and each answer
-MAX_STEPS: Final = 32
-MAX_IDS: Final = 64  # asked_questions, answered_questions, missing_info, trace
-MAX_ANSWERS: Final = 256
 
 _Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]
 _Value = Annotated[StrictStr, Field(max_length=MAX_VALUE)]

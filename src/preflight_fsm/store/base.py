@@ -176,6 +176,11 @@ class SessionStore(ABC):
         """Why sessions would not survive a restart of the backend's server, or None."""
         return None
 
+    def eviction_policy(self) -> str | None:
+        """The policy by which the backend deletes live sessions under memory pressure (Redis's
+        ``maxmemory-policy``, any but ``noeviction``), or None: it never does."""
+        return None
+
     def check(self) -> str | None:
         """None when the store answers; else a sentence naming the problem (``/healthz``, and a
         server's start). The default reads an id no session has, which every backend answers

@@ -53,6 +53,7 @@ from preflight_fsm.integrations.preflights.position import (
     position,
 )
 from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm.option_names import as_flow_answers, shown_names
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot
 from preflight_fsm.turn import LLMResponse, Question, Turn
@@ -377,9 +378,6 @@ class FsmLLMAdapter:
         """``answers`` as the engine reads them: an option text shown in an LLM's words (in
         ``shown``, the questions a session stored; a guard also remembers its own) becomes the
         flow's option it names."""
-        # Imported here: preflight_fsm.llm builds on this module.
-        from preflight_fsm.llm.judge import as_flow_answers, shown_names
-
         return as_flow_answers(answers, shown_names(shown, self._flow))
 
     def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
