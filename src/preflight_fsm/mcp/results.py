@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, WithJ
 
 from preflight_fsm import AnsweredBy, Question, TraceStep, Turn
 from preflight_fsm.answered_by import SOURCES_DESCRIBED, Source
+from preflight_fsm.flow import Hint
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.states import DONE, NO_PATCH, StateName
 from preflight_fsm.store import SessionState
 
 __all__ = [
@@ -40,8 +42,6 @@ __all__ = [
     "session_view",
     "tool_result",
 ]
-
-Hint = Literal["task", "adr", "unsure"]
 
 ErrorCode = Literal[
     "invalid_arguments",
@@ -188,7 +188,7 @@ class SessionView(_Result):
 
     status: Literal["needs_clarification", "completed", "stopped"]
     session_id: str
-    state: Literal["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]
+    state: StateName
     version: int = Field(description="The stored version: it grows by one with every step.")
     intention: str
     owner: str | None = Field(
@@ -273,7 +273,7 @@ def outcome_of(
 ) -> NeedsClarification | Completed | Stopped:
     """The ``require_clarification`` result for a session at ``turn``; ``decided_by`` says who
     supplied each value of a decision."""
-    if turn.state == "Done":
+    if turn.state == DONE:
         patch = _patch(turn)
         assert patch is not None  # Done always carries its patch (C6)
         return Completed(
@@ -284,7 +284,7 @@ def outcome_of(
             progress=turn.progress,
             turn=turn.number,
         )
-    if turn.state == "NoPatch":
+    if turn.state == NO_PATCH:
         return Stopped(
             session_id=session_id,
             missing_info=list(turn.missing_info),
