@@ -340,7 +340,7 @@ def answer(
         except InvalidAnswers as refused:
             texts = question_texts(machine.flow)
             raise CommandFailed(
-                "invalid_answers",
+                refused.code,
                 "the answers were not accepted; nothing was recorded",
                 EXIT_INVALID_ANSWERS,
                 details={"session_id": session_id, "store": shown, "feedback": refused.feedback},
