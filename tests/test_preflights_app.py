@@ -224,3 +224,39 @@ def test_the_files_a_completed_session_wrote_verify(app: FsmPreflightsApp, repo:
     )
     assert "verified" == verdict.outcome, verdict.reason
     assert "- Type: api (as ci-bot)" in text
+
+
+def test_a_follow_up_round_does_not_stand_in_for_who_decided(tmp_path: Path) -> None:
+    """C9: the deciding round (the answer page, as alice) keeps its provenance when Preflights'
+    core asks its own follow-ups (allowlist, criteria) and an agent answers those."""
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)  # nothing to derive
+    app = FsmPreflightsApp(
+        session_adapter=InMemorySessionAdapter(),
+        llm_adapter=FsmLLMAdapter(),
+        filesystem_adapter=IsolatedFilesystemAdapter(tmp_path),
+        uid_provider=SequentialUIDProvider(),
+        clock_provider=FixedClockProvider(),
+        file_context_builder=SimpleFileContextBuilder(),
+        config_loader=DefaultConfigLoader(),
+    )
+    start = app.start_preflight("Improve the checkout flow", str(tmp_path))
+    rounds: list[dict[str, str | list[str]]] = [
+        {"change_category": "Database"},
+        {"db_type": "MySQL"},
+    ]
+    for answers in rounds:
+        asked = app.continue_preflight(
+            start.session_id, answers, answered_by="user_web", principal="alice"
+        )
+    assert ["allowlist_paths", "acceptance_criteria"] == ids(asked.questions)
+    done = app.continue_preflight(
+        start.session_id,
+        {"allowlist_paths": ["src/"], "acceptance_criteria": "ok"},
+        answered_by="agent",
+    )
+    assert done.artifacts is not None
+    parts = split((tmp_path / done.artifacts.task_path).read_text(encoding="utf-8"))
+    assert parts is not None
+    assert ["- Category: user_web (as alice)", "- Type: user_web (as alice)"] == re.findall(
+        r"^- .+$", parts.section, flags=re.MULTILINE
+    )

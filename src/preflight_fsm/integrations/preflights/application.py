@@ -187,6 +187,10 @@ class FsmPreflightsApp(PreflightsApp):
             return self._refused(session, merged, where)
         if where.turn.state == DONE:
             self._last_asked.pop(session_id, None)
+            # The deciding round is recorded before Preflights' core takes over, so that its
+            # follow-up rounds (answered by whoever) never stand in for who decided.
+            record_round(session, where.answers, source)
+            self._session.update(session)
             result = super().continue_preflight(session_id, answers_delta, debug_llm=debug_llm)
             self._note_who_answered(session, result, source)
             return result
