@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.bench_check  # `make bench-check`, not `make test` (minutes of CPU)
 
 ENGINE = (
     *(

@@ -198,7 +198,7 @@ def mcp_command(
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
         raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
     from preflight_fsm.mcp import HTTP_PATH, build_server
-    from preflight_fsm.mcp.http import HttpOptions, store_health
+    from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
@@ -258,7 +258,7 @@ def mcp_command(
         opened = open_store(store, expire_after=expire_after)
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
-    health = store_health(opened)
+    health = opened.check
     try:
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.

@@ -183,18 +183,16 @@ def check_store(opened: SessionStore, accept_evicting: bool) -> None:
     """Before the server listens: exit 8 when the store cannot be reached; name a store that
     would lose sessions on restart; refuse one that evicts them unless the operator accepts it."""
     from preflight_fsm.errors import StoreUnavailable
-    from preflight_fsm.mcp.http import store_health
 
-    problem = store_health(opened)()
+    problem = opened.check()
     if problem is not None:
         opened.close()
         with reported():
             raise StoreUnavailable(problem)
-    # Capabilities of some backends only (Redis); the other stores keep every session.
-    durability = getattr(opened, "durability_warning", lambda: None)()
+    durability = opened.durability_warning()
     if durability:
         typer.echo(f"preflight-fsm: warning: {durability}", err=True)
-    policy = getattr(opened, "eviction_policy", lambda: None)()
+    policy = opened.eviction_policy()
     if policy is None:
         return
     if not accept_evicting:

@@ -22,9 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from preflight_fsm.errors import SessionExpired, SessionNotFound, SessionStoreError
 from preflight_fsm.mcp.origins import OriginCheck, OriginPolicy
-from preflight_fsm.store import SessionStore
 
 __all__ = [
     "HEALTH_PATH",
@@ -33,7 +31,6 @@ __all__ = [
     "SessionQuota",
     "http_app",
     "serve_http",
-    "store_health",
 ]
 
 HEALTH_PATH: Final = "/healthz"
@@ -138,25 +135,6 @@ class SessionQuota:
             await send(message)
 
         await self.app(scope, receive, counted)
-
-
-_PROBE_ID: Final = "00000000-0000-4000-8000-000000000000"
-
-
-def store_health(store: SessionStore) -> Callable[[], str | None]:
-    """Why ``store`` cannot be reached right now (None: it answered), for ``/healthz`` and the
-    check before the server listens. Reads one id no session has: any answer is an answer."""
-
-    def problem() -> str | None:
-        try:
-            store.get(_PROBE_ID)
-        except (SessionNotFound, SessionExpired):
-            return None
-        except SessionStoreError as exc:
-            return str(exc)
-        return None
-
-    return problem
 
 
 def http_app(server: MCPServer[Any], options: HttpOptions, path: str) -> ASGIApp:
