@@ -39,6 +39,7 @@ from preflight_fsm.mcp.results import (
     tool_result,
 )
 from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
+from preflight_fsm.states import TERMINAL_STATES
 from preflight_fsm.store import SessionNotFound, Sessions, StoredSession
 
 __all__ = ["ClarificationTools"]
@@ -303,7 +304,7 @@ class ClarificationTools:
         turn = position.machine.turn
         where = (
             f"it already ended in {turn.state}"
-            if turn.state in ("Done", "NoPatch")
+            if turn.state in TERMINAL_STATES
             else f"it now asks turn {turn.number}"
         )
         return failed(

@@ -50,6 +50,7 @@ from preflight_fsm.integrations.preflights.sessions import (
     recorded_rounds,
 )
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.states import DONE
 
 __all__ = [
     "AWAITING_ANSWER",
@@ -186,7 +187,7 @@ class FsmPreflightsApp(PreflightsApp):
             self._engine.write_debug("continue_preflight", where, session.repo_path)
         if where.turn is None:
             return self._refused(session, merged, where)
-        if where.turn.state == "Done":
+        if where.turn.state == DONE:
             self._last_asked.pop(session_id, None)
             # The deciding round is recorded before Preflights' core takes over, so that its
             # follow-up rounds (answered by whoever) never stand in for who decided.
