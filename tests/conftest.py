@@ -79,3 +79,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "test ids must be the same in every process (give these parameters ids=): "
             + ", ".join(unstable)
         )
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Chromium for the whole test session (the answer page's tests)."""
+    from web_browser import chromium
+
+    with chromium() as driver:
+        yield driver
