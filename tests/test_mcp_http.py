@@ -12,7 +12,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_servers import PREFLIGHT_FSM, call, connect_http, http_server
+from mcp_servers import PREFLIGHT_FSM, call, connect_http, http_server, throwaway_redis
 from preflight_fsm.mcp.tokens import add_token
 
 INITIALIZE = json.dumps(
@@ -120,3 +120,17 @@ def test_preflights_over_http_refuses_a_repository_outside_the_roots_and_writes_
     assert "--repo-root" in refused["error"]["message"]  # type: ignore[index]
     assert [".git"] == sorted(p.name for p in outside.iterdir())
     assert "error" != served["status"]
+
+
+def test_an_evicting_redis_is_refused_at_start_naming_the_option(tmp_path: Path) -> None:
+    with throwaway_redis(tmp_path, options=("--maxmemory-policy", "allkeys-lru")) as url:
+        done = _mcp("--store", url, "--port", "1", cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "allkeys-lru" in done.stderr
+    assert "--accept-evicting-store" in done.stderr
+
+
+def test_a_redis_without_persistence_is_named_at_start(tmp_path: Path) -> None:
+    with throwaway_redis(tmp_path) as url, http_server(url, tmp_path, "volatile") as server:
+        pass
+    assert "appendonly" in server.stderr.read_text()

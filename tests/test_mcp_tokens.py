@@ -15,6 +15,7 @@ import httpx2
 import pytest
 
 from mcp_servers import PREFLIGHT_FSM, HttpServer, call, connect_http, http_server
+from preflight_fsm.integrations.preflights.sessions import KEY_PREFIX, OWNER
 from preflight_fsm.mcp.tokens import (
     TOKEN_PREFIX,
     InvalidTokensFile,
@@ -22,6 +23,7 @@ from preflight_fsm.mcp.tokens import (
     add_token,
     read_tokens,
 )
+from preflight_fsm.store import open_store
 
 
 def test_a_token_is_written_hashed_and_read_back_as_its_holder(tmp_path: Path) -> None:
@@ -152,3 +154,39 @@ def test_another_principal_gets_session_not_found_as_for_an_id_never_issued(
 def test_a_teammate_reads_the_session(team: TeamServer) -> None:
     status, _ = _read_as(team, "alice", "bob")
     assert "needs_clarification" == status
+
+
+def test_preflights_tools_record_the_principal_and_hide_sessions_from_others(
+    tmp_path: Path,
+) -> None:
+    """`mcp --preflights` behind tokens: the owner continues its session, recorded under its
+    name; another principal's call finds no such session."""
+    path = tmp_path / "tokens.toml"
+    alice, carol = add_token(path, "alice"), add_token(path, "carol")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    extra = ("--preflights", "--tokens", str(path))
+    with http_server(str(tmp_path / "s.sqlite3"), tmp_path, "pf", *extra) as server:
+
+        async def as_(token: str, **arguments: object) -> dict[str, object]:
+            async with connect_http(server.url, token=token) as client:
+                result = await client.call_tool(
+                    "require_clarification",
+                    {"user_intention": "Add login to the admin page", **arguments},
+                )
+            assert isinstance(result.structured_content, dict)
+            return result.structured_content
+
+        started = anyio.run(lambda: as_(alice))
+        sid = started["session_id"]
+        chosen = {"auth_strategy": "OAuth"}
+        stranger = anyio.run(lambda: as_(carol, session_id=sid, answers=chosen))
+        anyio.run(lambda: as_(alice, session_id=sid, answers=chosen))
+        store = open_store(str(tmp_path / "s.sqlite3"))
+        owner = json.loads(store.get(KEY_PREFIX + str(sid)).snapshot)[OWNER]
+        store.close()
+        more = {"allowlist_paths": "src/", "acceptance_criteria": "tests pass"}
+        done = anyio.run(lambda: as_(alice, session_id=sid, answers=more))
+    records = "".join(p.read_text() for p in (tmp_path / "docs").rglob("*.md"))
+    assert "SESSION_NOT_FOUND" == stranger["error"]["code"]  # type: ignore[index]
+    assert ("completed", "alice") == (done["status"], owner)
+    assert "alice" in records

@@ -28,7 +28,6 @@ from preflight_fsm.cli.stores import (
     StoreOption,
     _seal_keys,
 )
-from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.flow import load_registry
 from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
@@ -175,6 +174,7 @@ def mcp_command(
     oidc_audience: serving.OidcAudienceOption = None,
     insecure_no_auth: serving.InsecureNoAuthOption = False,
     repo_root: serving.RepoRootOption = None,
+    accept_evicting_store: serving.AcceptEvictingStoreOption = False,
     max_request_bytes: serving.MaxRequestBytesOption = None,
     max_sessions: serving.MaxSessionsOption = None,
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
@@ -225,6 +225,10 @@ def mcp_command(
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()
         with _reported(as_json=False):
+            checked = open_store(store, expire_after=expire_after)
+        serving.check_store(checked, accept_evicting_store)
+        checked.close()
+        with _reported(as_json=False):
             keys = _seal_keys(seal_key_file)
         try:
             # The seal keys seal the forms' round state, so rounds continue on any server
@@ -247,12 +251,9 @@ def mcp_command(
         loaded = load_registry(flow) if flow is not None else None
         keys = _seal_keys(seal_key_file)
         opened = open_store(store, expire_after=expire_after)
+    # Before listening: exit 8, not a server that answers every call store_unavailable.
+    serving.check_store(opened, accept_evicting_store)
     health = store_health(opened)
-    problem = health()
-    if problem is not None:  # exit 8 before listening, not a server answering store_unavailable
-        opened.close()
-        with _reported(as_json=False):
-            raise StoreUnavailable(problem)
     try:
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.

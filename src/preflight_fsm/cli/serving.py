@@ -10,15 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from preflight_fsm.cli.report import usage_error
+from preflight_fsm.cli.report import reported, usage_error
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
 
     from preflight_fsm.mcp.auth import ServerAuth
     from preflight_fsm.mcp.http import HttpLimits
+    from preflight_fsm.store import SessionStore
 
 __all__ = [
+    "AcceptEvictingStoreOption",
     "AllowedHostOption",
     "AllowedOriginOption",
     "InsecureNoAuthOption",
@@ -31,6 +33,7 @@ __all__ = [
     "RepoRootOption",
     "SessionIdleTimeoutOption",
     "TokensOption",
+    "check_store",
     "is_loopback",
     "limits_of",
     "public_url_of",
@@ -153,6 +156,47 @@ RepoRootOption = Annotated[
         show_default=False,
     ),
 ]
+
+AcceptEvictingStoreOption = Annotated[
+    bool,
+    typer.Option(
+        "--accept-evicting-store",
+        help="Serve on a Redis whose maxmemory-policy evicts keys: under memory pressure it "
+        "deletes live sessions.",
+    ),
+]
+
+
+def check_store(opened: SessionStore, accept_evicting: bool) -> None:
+    """Before the server listens: exit 8 when the store cannot be reached; name a store that
+    would lose sessions on restart; refuse one that evicts them unless the operator accepts it."""
+    from preflight_fsm.errors import StoreUnavailable
+    from preflight_fsm.mcp.http import store_health
+
+    problem = store_health(opened)()
+    if problem is not None:
+        opened.close()
+        with reported():
+            raise StoreUnavailable(problem)
+    # Capabilities of some backends only (Redis); the other stores keep every session.
+    durability = getattr(opened, "durability_warning", lambda: None)()
+    if durability:
+        typer.echo(f"preflight-fsm: warning: {durability}", err=True)
+    policy = getattr(opened, "eviction_policy", lambda: None)()
+    if policy is None:
+        return
+    if not accept_evicting:
+        opened.close()
+        raise usage_error(
+            f"the store evicts keys under memory pressure (maxmemory-policy {policy}): live "
+            "sessions would be lost and read as never started. Set maxmemory-policy noeviction, "
+            "or pass --accept-evicting-store"
+        )
+    typer.echo(
+        f"preflight-fsm: warning: the store evicts keys (maxmemory-policy {policy}): sessions "
+        "may be lost under memory pressure",
+        err=True,
+    )
 
 
 def is_loopback(host: str) -> bool:

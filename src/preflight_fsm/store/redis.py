@@ -261,6 +261,18 @@ class RedisStore(SessionStore):
             )
         return None
 
+    def eviction_policy(self) -> str | None:
+        """The server's ``maxmemory-policy`` when it evicts keys (any but ``noeviction``): under
+        memory pressure Redis then deletes live sessions, which read as never started. None when
+        it does not evict, or does not let this user read its configuration."""
+        try:
+            with self._guard(None):
+                found = self._client.config_get("maxmemory-policy").get("maxmemory-policy")
+        except StoreUnavailable:
+            return None
+        policy = found.decode() if isinstance(found, bytes) else found
+        return None if policy in (None, "noeviction") else str(policy)
+
     # -- plumbing ------------------------------------------------------------------------------
 
     def _key(self, session_id: str) -> str:

@@ -27,7 +27,7 @@ import argparse
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,7 +55,7 @@ from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights.llm_options import configured_guard
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
-from preflight_fsm.mcp.auth import ServerAuth
+from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
@@ -87,8 +87,11 @@ class PreflightsTools:
         app: FsmPreflightsApp,
         default_repo_path: str | None = None,
         repo_roots: Sequence[Path] | None = None,
+        principal: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.app = app
+        # The authenticated caller of the request being served (mcp/auth.py), per round.
+        self.principal = principal
         self.default_repo_path = default_repo_path
         # None: any repository (stdio: the agent runs as its user); else only those inside.
         self.repo_roots = None if repo_roots is None else tuple(r.resolve() for r in repo_roots)
@@ -167,7 +170,9 @@ class PreflightsTools:
             str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
             for k, v in answers.items()
         }
-        result = self.app.continue_preflight(session_id, delta, answered_by=answered_by)
+        result = self.app.continue_preflight(
+            session_id, delta, answered_by=answered_by, principal=self.principal()
+        )
         return _result(session_id, result, answered=len(delta))
 
     def _repo(self, repo_path: str | None) -> str:
@@ -213,9 +218,17 @@ def build_preflights_server(
         guard = configured_guard(flow, report=logger.warning)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from None
-    tools = PreflightsTools(
-        build_store_app(store, flow, guard, answered_by="agent"), repo_roots=repo_roots
-    )
+    teams = auth.teams if auth is not None else {}
+
+    def principal() -> str | None:
+        return current_caller(teams).principal
+
+    def may_use(owner: str | None) -> bool:
+        return current_caller(teams).may_use(owner, teams)
+
+    sessions = StoreSessionAdapter(open_store(store), owner=principal, may_use=may_use)
+    app = build_store_app(store, flow, guard, answered_by="agent", sessions=sessions)
+    tools = PreflightsTools(app, repo_roots=repo_roots, principal=principal)
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
@@ -263,12 +276,13 @@ def build_store_app(
     llm_adapter: FsmLLMAdapter | None = None,
     *,
     answered_by: AnsweredBy = "api",
+    sessions: StoreSessionAdapter | None = None,
 ) -> FsmPreflightsApp:
     """Preflights' application on the engine (or ``llm_adapter``, a guarded LLM), its sessions
-    in a preflight-fsm store; its rounds supplied by ``answered_by`` unless a round says
-    otherwise."""
+    in a preflight-fsm store (or kept by ``sessions``, an adapter on one); its rounds supplied
+    by ``answered_by`` unless a round says otherwise."""
     return FsmPreflightsApp(
-        session_adapter=StoreSessionAdapter(open_store(store)),
+        session_adapter=sessions or StoreSessionAdapter(open_store(store)),
         llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),
         uid_provider=RandomUIDProvider(),

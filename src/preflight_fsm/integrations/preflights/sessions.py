@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,6 +35,7 @@ from preflight_fsm.store.sessions import PREFLIGHTS_PREFIX
 
 __all__ = [
     "KEY_PREFIX",
+    "OWNER",
     "ROUNDS",
     "FsmFileSessionAdapter",
     "StoreSessionAdapter",
@@ -54,6 +56,8 @@ PRINCIPALS: Final = "fsm_round_principals"
 """The attribute (and JSON key) holding each accepted round's authenticated caller, or null."""
 PROOFS: Final = "fsm_round_proofs"
 """The attribute (and JSON key) holding each accepted round's passkey proof (its JSON), or null."""
+OWNER: Final = "fsm_owner"
+"""The attribute (and JSON key) holding the principal that started the session, or null."""
 
 
 def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
@@ -133,6 +137,7 @@ class FsmFileSessionAdapter(FileSessionAdapter):
         data[SOURCES] = list(recorded_sources(session))
         data[PRINCIPALS] = list(getattr(session, PRINCIPALS, ()))
         data[PROOFS] = list(getattr(session, PROOFS, ()))
+        data[OWNER] = getattr(session, OWNER, None)
         return data
 
     def _deserialize_session(self, data: dict[str, Any]) -> Session:
@@ -154,6 +159,8 @@ class FsmFileSessionAdapter(FileSessionAdapter):
         for key in (PRINCIPALS, PROOFS):
             kept_list = data.get(key)
             setattr(session, key, tuple(kept_list) if isinstance(kept_list, list) else ())
+        owner = data.get(OWNER)
+        setattr(session, OWNER, owner if isinstance(owner, str) else None)
         return session
 
 
@@ -165,13 +172,25 @@ class StoreSessionAdapter:
     its round is written.
     """
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        owner: Callable[[], str | None] | None = None,
+        may_use: Callable[[str | None], bool] | None = None,
+    ) -> None:
         self.store = store
         self._codec = FsmFileSessionAdapter(Path("unused"))  # its JSON form, never its files
         self._versions: dict[str, int] = {}
+        # A server with authentication (mcp/auth.py): who starts a session now, and whether
+        # the caller may use a session that owner started (else it reads as not found).
+        self._owner = owner
+        self._may_use = may_use
 
     def create(self, session: Session) -> None:
         """Store a new session; SessionAlreadyExistsError if its id is taken."""
+        if self._owner is not None:
+            setattr(session, OWNER, self._owner())
         try:
             record = self.store.create(_key(session.id), self._dump(session))
         except SessionConflict as exc:
@@ -185,6 +204,8 @@ class StoreSessionAdapter:
             session = self._codec._deserialize_session(_loads(record.snapshot))
         except (SessionNotFound, SessionExpired, CorruptSession, ValueError, KeyError, TypeError):
             return None
+        if self._may_use is not None and not self._may_use(getattr(session, OWNER, None)):
+            return None  # exactly as a session never started
         self._versions[session_id] = record.version
         return session
 
