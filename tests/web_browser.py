@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -38,14 +39,14 @@ def chromium() -> Iterator[webdriver.Chrome]:
         driver.quit()
 
 
-def submit(driver: webdriver.Chrome, selector: str = "button[value=answer]") -> None:
+def submit(driver: WebDriver, selector: str = "button[value=answer]") -> None:
     """Click the form's ``selector`` button and wait until the browser shows the next page."""
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, selector).click()
     WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
 
 
-def press(driver: webdriver.Chrome, element: WebElement, key: str) -> None:
+def press(driver: WebDriver, element: WebElement, key: str) -> None:
     """Send ``key`` to ``element`` and wait until the browser shows the next page."""
     old = driver.find_element(By.TAG_NAME, "html")
     element.send_keys(key)
