@@ -22,7 +22,6 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from preflight_fsm.mcp.origins import origin_of
 from preflight_fsm.web.html import STYLESHEET, STYLESHEET_PATH, notice_page
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
 
@@ -86,8 +85,8 @@ def _unknown(page: AnswerPage) -> Response:
 
 
 def _expected_origin(page: AnswerPage, request: Request) -> str:
-    if page.base_url:
-        return origin_of(page.base_url)
+    if page.base_url:  # an origin: scheme://host[:port]
+        return page.base_url.rstrip("/").lower()
     return f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
 
 

@@ -57,7 +57,7 @@ class PageReply:
 
 class AnswerPage:
     """The page over ``sessions``; ``base_url`` is the origin the person's browser uses
-    (``http://localhost:PORT``), set by whoever serves the page."""
+    (``http://localhost:PORT``, no path), set by whoever serves the page."""
 
     answered_by: AnsweredBy = "user_web"
 
@@ -88,6 +88,16 @@ class AnswerPage:
             return self._changed.wait_for(
                 lambda: self._stepped.get(session_id, 0) > version, timeout
             )
+
+    def until_finished(self, session_id: str, timeout: float) -> ClarificationMachine | None:
+        """Wait while the person answers turn after turn on the page: the finished session, or
+        None when a turn went unanswered for ``timeout`` seconds."""
+        while True:
+            machine, record = self.sessions.load(session_id)
+            if machine.finished:
+                return machine
+            if not self.wait(session_id, record.version, timeout):
+                return None
 
     # -- for the app ---------------------------------------------------------------------------
 
