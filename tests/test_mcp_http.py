@@ -5,6 +5,7 @@ operator's repository roots (`--preflights`)."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from pathlib import Path
 
@@ -134,3 +135,15 @@ def test_a_redis_without_persistence_is_named_at_start(tmp_path: Path) -> None:
     with throwaway_redis(tmp_path) as url, http_server(url, tmp_path, "volatile") as server:
         pass
     assert "appendonly" in server.stderr.read_text()
+
+
+def test_a_client_sending_its_request_head_too_slowly_is_cut_off(tmp_path: Path) -> None:
+    with http_server(
+        str(tmp_path / "s.sqlite3"), tmp_path, "slow", "--header-timeout", "1"
+    ) as server:
+        port = int(server.url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as slow:
+            slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            closed = slow.recv(1024)  # blocks until the server closes the connection
+        healthy = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
+    assert (b"", 200) == (closed, healthy.status_code)

@@ -179,6 +179,7 @@ def mcp_command(
     max_sessions: serving.MaxSessionsOption = None,
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
     session_idle_timeout: serving.SessionIdleTimeoutOption = None,
+    header_timeout: serving.HeaderTimeoutOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -197,7 +198,7 @@ def mcp_command(
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
         raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
     from preflight_fsm.mcp import HTTP_PATH, build_server
-    from preflight_fsm.mcp.http import HttpOptions, store_health
+    from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
@@ -218,7 +219,11 @@ def mcp_command(
         public_url=url,
         policy=OriginPolicy.of(url, allowed_origin or (), allowed_host or ()),
         limits=serving.limits_of(
-            max_request_bytes, max_sessions, max_sessions_per_client, session_idle_timeout
+            max_request_bytes,
+            max_sessions,
+            max_sessions_per_client,
+            session_idle_timeout,
+            header_timeout,
         ),
     )
     if preflights:
@@ -253,7 +258,7 @@ def mcp_command(
         opened = open_store(store, expire_after=expire_after)
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
-    health = store_health(opened)
+    health = opened.check
     try:
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.

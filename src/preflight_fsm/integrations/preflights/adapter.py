@@ -351,13 +351,15 @@ class FsmLLMAdapter:
         rounds: Sequence[Mapping[str, Any]] = (),
         answered_by: AnsweredBy | Provenance = "api",
         sources: Sequence[AnsweredBy | Provenance] = (),
+        owner: object = None,
     ) -> Position:
-        """Where a session with these answers (and these accepted rounds, supplied by
-        ``sources``) stands, its new answers supplied by ``answered_by``; never raises.
+        """Where a session (started by ``owner``) with these answers (and these accepted
+        rounds, supplied by ``sources``) stands, its new answers supplied by ``answered_by``;
+        never raises.
 
         See ``position.position``.
         """
-        return position(intention, answers, self._flow, rounds, answered_by, sources)
+        return position(intention, answers, self._flow, rounds, answered_by, sources, owner)
 
     def turn_at(
         self,

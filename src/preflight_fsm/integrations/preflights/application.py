@@ -44,6 +44,7 @@ from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.position import Position, log_position
 from preflight_fsm.integrations.preflights.provenance import note_who_answered
 from preflight_fsm.integrations.preflights.sessions import (
+    OWNER,
     record_round,
     recorded_provenance,
     recorded_rounds,
@@ -180,6 +181,7 @@ class FsmPreflightsApp(PreflightsApp):
             recorded_rounds(session),
             source,
             recorded_provenance(session),
+            getattr(session, OWNER, None),
         )
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
@@ -213,6 +215,7 @@ class FsmPreflightsApp(PreflightsApp):
             recorded_rounds(session),
             source,
             recorded_provenance(session),
+            getattr(session, OWNER, None),
         )
         if where.record is None or where.record.turn.patch is None:
             return
