@@ -21,6 +21,7 @@ from preflight_fsm.errors import (
     SnapshotFlowMismatch,
     StoreUnavailable,
 )
+from preflight_fsm.llm.judge import AGREEMENT_RULES
 from preflight_fsm.mcp.results import ERROR_CODES
 from preflight_fsm.verify import EXIT_CODES
 
@@ -117,6 +118,12 @@ def test_the_cli_exit_table_names_each_errors_code_under_its_exit_code() -> None
         assert found is not None
         assert found[1] in names[found[0]], type(error).__name__
     assert [InvalidAnswers.code] == names[EXIT_INVALID_ANSWERS]
+
+
+def test_the_llm_judges_table_lists_every_agreement_rule() -> None:
+    """docs/llm.md's table of what is judged names exactly AGREEMENT_RULES, in their order."""
+    rows = _table("llm.md", "| rule | the reply must |")
+    assert list(AGREEMENT_RULES) == [row[0] for row in rows]
 
 
 def test_the_verify_outcome_table_is_the_codes_verify_exits_with() -> None:

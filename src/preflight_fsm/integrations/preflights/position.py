@@ -33,7 +33,7 @@ from preflight_fsm.turn import Turn
 __all__ = [
     "STAND_IN_INTENTION",
     "EngineIntention",
-    "Position",
+    "Standing",
     "engine_intention",
     "log_position",
     "position",
@@ -61,8 +61,8 @@ class EngineIntention:
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
-    """A session's position: the turn it stands at, or the feedback refusing its answers (C5).
+class Standing:
+    """Where a Preflights session stands: its turn, or the feedback refusing its answers (C5).
 
     ``turn`` is None exactly when ``feedback`` is set; ``intention`` is what the engine ran on.
     """
@@ -136,7 +136,7 @@ def position(
     answered_by: AnsweredBy | Provenance = "api",
     sources: Sequence[AnsweredBy | Provenance] = (),
     owner: object = None,
-) -> Position:
+) -> Standing:
     """Replay the ``rounds`` already accepted (round i supplied by ``sources[i]``, else by
     ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9: a
     source, or a :class:`Provenance` with the principal and proof), in a session started by
@@ -179,11 +179,11 @@ def position(
                 break
             turn = stepped
     except InvalidAnswers as exc:
-        return Position(chosen, None, exc.feedback, relevant)
+        return Standing(chosen, None, exc.feedback, relevant)
     except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
-        return Position(chosen, None, feedback, relevant)
-    return Position(chosen, turn, None, relevant, machine.decided_by, machine)
+        return Standing(chosen, None, feedback, relevant)
+    return Standing(chosen, turn, None, relevant, machine.decided_by, machine)
 
 
 def _step_if_answered(
@@ -218,7 +218,7 @@ def _relevant(answers: Mapping[str, Any], flow: Flow) -> dict[str, Any]:
     return {k: _as_engine_value(v) for k, v in answers.items() if k in known}
 
 
-def log_position(operation: str, where: Position, *, level: int = logging.INFO) -> None:
+def log_position(operation: str, where: Standing, *, level: int = logging.INFO) -> None:
     """Log, in one line, why the engine gives no patch, or runs on another text than the intention.
 
     The adapter never raises where Preflights' port does not; this is where the reason goes.
