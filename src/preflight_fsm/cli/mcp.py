@@ -180,6 +180,7 @@ def mcp_command(
     max_sessions: serving.MaxSessionsOption = None,
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
     session_idle_timeout: serving.SessionIdleTimeoutOption = None,
+    header_timeout: serving.HeaderTimeoutOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -204,7 +205,7 @@ def mcp_command(
             "--answers-from web is served by `mcp` without --preflights for now: use user or any"
         )
     from preflight_fsm.mcp import HTTP_PATH, build_server
-    from preflight_fsm.mcp.http import HttpOptions, store_health
+    from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
@@ -225,7 +226,11 @@ def mcp_command(
         public_url=url,
         policy=OriginPolicy.of(url, allowed_origin or (), allowed_host or ()),
         limits=serving.limits_of(
-            max_request_bytes, max_sessions, max_sessions_per_client, session_idle_timeout
+            max_request_bytes,
+            max_sessions,
+            max_sessions_per_client,
+            session_idle_timeout,
+            header_timeout,
         ),
     )
     if preflights:
@@ -260,11 +265,15 @@ def mcp_command(
         opened = open_store(store, expire_after=expire_after)
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
+<<<<<<< HEAD
     health = store_health(opened)
     # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
     # servers sharing a store and keys serve each other's sessions and rounds.
     sessions = Sessions(opened, flow=loaded, keys=keys)
     page, listener = serving.answer_page(sessions, chosen, url)
+=======
+    health = opened.check
+>>>>>>> main
     try:
         server = build_server(
             sessions,

@@ -34,6 +34,7 @@ from preflight_fsm.errors import (
 )
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
+    RECLAIM_BATCH,
     Clock,
     SessionEntry,
     SessionStore,
@@ -41,6 +42,7 @@ from preflight_fsm.store.base import (
     entry_from,
     record_from,
 )
+from preflight_fsm.store.schemes import register_store
 
 if TYPE_CHECKING:
     import redis
@@ -144,6 +146,12 @@ class RedisStore(SessionStore):
         self._put = self._client.register_script(_PUT)
         self._delete_if_version = self._client.register_script(_DELETE_IF_VERSION)
 
+    @classmethod
+    def at(cls, location: str, *, expire_after: float, clock: Clock, create: bool) -> RedisStore:
+        """The store at a ``redis://``, ``rediss://`` or ``unix://`` URL (``create`` is moot: a
+        Redis store needs no making)."""
+        return cls(location, expire_after=expire_after, clock=clock)
+
     @property
     def location(self) -> str:
         """The URL with its password replaced by ``***``: safe to print."""
@@ -241,6 +249,32 @@ class RedisStore(SessionStore):
             return sorted(
                 found, key=lambda e: str(e.session_id if isinstance(e, CorruptSession) else e.id)
             )
+
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        """Expired sessions by the store's clock (the keys' TTL, twice each expiry, reclaims the
+        rest without being asked); each removed only if no write came first."""
+        removed = 0
+        with self._guard(None):
+            for raw in self._client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+                if removed >= limit:
+                    break
+                key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+                try:
+                    values = cast(list[bytes | None], self._client.hmget(key, list(_META)))
+                    entry = _entry(key[len(self.prefix) :], values)
+                except (self._redis.ResponseError, CorruptSession):
+                    continue  # not a session's hash, or one deleted since the scan: not ours
+                if self.is_expired(entry.updated_at, expire_after=entry.expire_after):
+                    removed += int(self._delete_if_version(keys=[key], args=[str(entry.version)]))
+        return removed
+
+    def check(self) -> str | None:
+        try:
+            with self._guard(None):
+                self._client.ping()
+        except StoreUnavailable as exc:
+            return str(exc)
+        return None
 
     def durability_warning(self) -> str | None:
         """Why sessions would not survive a restart of this Redis server, or None.
@@ -402,3 +436,11 @@ def _decode(reply: Any) -> list[str]:
 
 def _glob_escape(text: str) -> str:
     return "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in text)
+
+
+register_store(
+    ("redis://", "rediss://", "unix://"),
+    "a redis://, rediss:// or unix:// URL",
+    RedisStore.at,
+    shown=redacted,
+)
