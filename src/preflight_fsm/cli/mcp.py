@@ -265,15 +265,11 @@ def mcp_command(
         opened = open_store(store, expire_after=expire_after)
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
-<<<<<<< HEAD
-    health = store_health(opened)
+    health = opened.check
     # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
     # servers sharing a store and keys serve each other's sessions and rounds.
     sessions = Sessions(opened, flow=loaded, keys=keys)
     page, listener = serving.answer_page(sessions, chosen, url)
-=======
-    health = opened.check
->>>>>>> main
     try:
         server = build_server(
             sessions,
