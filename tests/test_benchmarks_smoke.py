@@ -73,6 +73,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.ours.server_cpu",
         "mcp.http.ratio",
         "mcp.http.scaling",
+        "mcp.http.auth.server_cpu",
+        "mcp.http.auth.overhead",
     ),
     "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
 }

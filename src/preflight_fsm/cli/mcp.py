@@ -179,6 +179,7 @@ def mcp_command(
     max_sessions: serving.MaxSessionsOption = None,
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
     session_idle_timeout: serving.SessionIdleTimeoutOption = None,
+    header_timeout: serving.HeaderTimeoutOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -218,7 +219,11 @@ def mcp_command(
         public_url=url,
         policy=OriginPolicy.of(url, allowed_origin or (), allowed_host or ()),
         limits=serving.limits_of(
-            max_request_bytes, max_sessions, max_sessions_per_client, session_idle_timeout
+            max_request_bytes,
+            max_sessions,
+            max_sessions_per_client,
+            session_idle_timeout,
+            header_timeout,
         ),
     )
     if preflights:

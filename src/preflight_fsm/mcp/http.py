@@ -53,6 +53,8 @@ class HttpLimits:
     """Seconds a transport session lives without a request."""
     keep_alive_timeout: int = 5
     """Seconds an idle connection is kept open between requests."""
+    header_timeout: float = 10.0
+    """Seconds a client has to send a whole request head (a slow sender is cut off)."""
     max_connections: int = 256
     """Connections served at once (503 beyond), so slow clients cannot hold every socket."""
 
@@ -163,7 +165,51 @@ def http_app(server: MCPServer[Any], options: HttpOptions, path: str) -> ASGIApp
             route.app = SessionQuota(
                 route.app, limits.max_sessions_per_client, limits.session_idle_timeout
             )
-    return OriginCheck(app, options.policy)
+    return OriginCheck(app, options.policy, frozenset({HEALTH_PATH}))
+
+
+def _head_timeout_protocol(seconds: float) -> type[Any]:
+    """uvicorn's h11 protocol, closing a connection whose request head is not complete within
+    ``seconds`` of connecting or of the previous response (uvicorn bounds the idle time between
+    requests, not a head sent a byte at a time, which holds a connection slot forever)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutProtocol(H11Protocol):
+        _head_timer: Any = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(seconds, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before:  # a whole head arrived: the request is being served
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            self._arm()  # first: a pipelined request served next disarms it (handle_events)
+            super().on_response_complete()
+
+    return HeadTimeoutProtocol
 
 
 async def serve_http(
@@ -178,6 +224,8 @@ async def serve_http(
 
     config = uvicorn.Config(
         http_app(server, options, path),
+        # h11 (not httptools, whichever is installed): the head size and time bounds are its.
+        http=_head_timeout_protocol(options.limits.header_timeout),
         host=options.host,
         port=options.port,
         log_level=server.settings.log_level.lower(),
