@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -22,7 +23,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from preflight_fsm.errors import StoreUnavailable
-from store_backends import free_port
 
 __all__ = ["PASSWORD", "empty", "postgres_bin", "postgres_missing", "throwaway_postgres"]
 
@@ -49,6 +49,13 @@ def postgres_missing() -> str | None:
     except ImportError:
         return "psycopg is not installed (pip install -e '.[postgres]' in this clone)"
     return None
+
+
+def _free_port() -> int:
+    # Not store_backends.free_port: benchmarks import this module as tests.postgres_server.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _server_user() -> str | None:
@@ -90,7 +97,7 @@ def throwaway_postgres(*, attempts: int = 5, options: tuple[str, ...] = ()) -> I
             user=_server_user(),
         )
         for _attempt in range(attempts):  # another process may take the free port first
-            port = free_port()
+            port = _free_port()
             server = subprocess.Popen(
                 [
                     *(str(bin_dir / "postgres"), "-D", str(home / "data"), "-p", str(port)),
