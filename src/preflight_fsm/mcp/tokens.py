@@ -15,7 +15,7 @@ import secrets
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from mcp.server.auth.provider import AccessToken
 
@@ -41,6 +41,8 @@ _KEYS: Final = frozenset({"principal", "team", "sha256"})
 
 class InvalidTokensFile(PreflightFsmError, ValueError):
     """The tokens file cannot be used; the message names the file, the entry and the fix."""
+
+    code: ClassVar[str] = "invalid_tokens_file"
 
 
 @dataclass(frozen=True, slots=True)
