@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ pytest.importorskip("preflights")
 
 from preflights_e2e import (
     CASES,
+    PREFLIGHT_FSM,
     Case,
     expected_decisions,
     make_repo,
@@ -205,3 +207,22 @@ def test_a_value_preflights_filled_in_from_the_intention_is_the_intentions(
     assert ["- Category: intention", "- Strategy: intention"] == re.findall(
         r"^- .+$", section, flags=re.MULTILINE
     )
+
+
+def test_the_files_pf_writes_verify_from_the_command_line(repo_home: tuple[Path, Path]) -> None:
+    """The ADR and task pf writes verify as written (`preflight-fsm verify`, a process of its
+    own in the repository), and pf's steps, typed at its prompt, do not meet --require user."""
+    repo, home = repo_home
+    (case,) = [c for c in CASES if c.id == "keyword-auth"]
+    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    assert 0 == result.returncode, result.stdout + result.stderr
+    files = [str(p.relative_to(repo)) for p in (repo / "docs" / "adr").glob("*.md")]
+    files.append("docs/CURRENT_TASK.md")
+
+    def verify(*options: str) -> subprocess.CompletedProcess[str]:
+        argv = [PREFLIGHT_FSM, "verify", *files, "--json", *options]
+        return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
+
+    report = json.loads(verify().stdout)
+    assert ["verified"] * len(files) == [f["outcome"] for f in report["files"]]
+    assert 11 == verify("--require", "user").returncode

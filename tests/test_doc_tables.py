@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from preflight_fsm import default_flow
+from preflight_fsm.answered_by import ANSWERED_BY
 from preflight_fsm.cli.report import EXIT_INVALID_ANSWERS, error_code
 from preflight_fsm.contract import RULES
 from preflight_fsm.errors import (
@@ -20,7 +21,9 @@ from preflight_fsm.errors import (
     SnapshotFlowMismatch,
     StoreUnavailable,
 )
+from preflight_fsm.llm.judge import AGREEMENT_RULES
 from preflight_fsm.mcp.results import ERROR_CODES
+from preflight_fsm.verify import EXIT_CODES
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -115,3 +118,21 @@ def test_the_cli_exit_table_names_each_errors_code_under_its_exit_code() -> None
         assert found is not None
         assert found[1] in names[found[0]], type(error).__name__
     assert [InvalidAnswers.code] == names[EXIT_INVALID_ANSWERS]
+
+
+def test_the_llm_judges_table_lists_every_agreement_rule() -> None:
+    """docs/llm.md's table of what is judged names exactly AGREEMENT_RULES, in their order."""
+    rows = _table("llm.md", "| rule | the reply must |")
+    assert list(AGREEMENT_RULES) == [row[0] for row in rows]
+
+
+def test_the_verify_outcome_table_is_the_codes_verify_exits_with() -> None:
+    """docs/web.md's outcomes and exit codes are verify.py's."""
+    rows = _table("web.md", "| outcome | exit code |")
+    assert dict(EXIT_CODES) == {row[0].strip("`"): int(row[1]) for row in rows}
+
+
+def test_the_trust_model_table_lists_every_source() -> None:
+    """docs/contract.md's trust model has one row per answered_by value, in order."""
+    rows = _table("contract.md", "| value | proves |")
+    assert list(ANSWERED_BY) == [row[0].strip("`") for row in rows]

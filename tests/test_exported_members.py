@@ -28,6 +28,7 @@ def test_public_names_are_pinned() -> None:
         "LLMResponse",
         "Migration",
         "MockLLMAdapter",
+        "PasskeyProof",
         "PreflightFsmError",
         "Question",
         "SealKeys",

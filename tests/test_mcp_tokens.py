@@ -117,6 +117,28 @@ def test_a_request_without_a_valid_token_gets_401_with_www_authenticate(
     assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
+def test_a_tool_call_with_a_forged_token_runs_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice")
+    call_tool = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "require_clarification", "arguments": {"user_intention": "Add login"}},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": "Bearer " + TOKEN_PREFIX + "forged",
+    }
+    store = str(tmp_path / "s.sqlite3")
+    with http_server(store, tmp_path, "forged", "--tokens", str(path)) as server:
+        response = httpx2.post(server.url, json=call_tool, headers=headers, timeout=30)
+    opened = open_store(store)
+    kept = opened.list()
+    opened.close()
+    assert (401, []) == (response.status_code, kept)
+
+
 def test_each_step_records_the_principal_that_answered(team: TeamServer) -> None:
     async def run() -> dict[str, object]:
         async with connect_http(team.server.url, token=team.tokens["alice"]) as client:

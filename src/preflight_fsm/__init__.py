@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the one list of public names (`X as X`: re-exported), read 
     from preflight_fsm.machine import Migration as Migration
     from preflight_fsm.migration import Divergence as Divergence
     from preflight_fsm.patch import DecisionPatch as DecisionPatch
+    from preflight_fsm.proof import PasskeyProof as PasskeyProof
     from preflight_fsm.snapshot import SealKeys as SealKeys
     from preflight_fsm.snapshot import SessionSnapshot as SessionSnapshot
     from preflight_fsm.snapshot import TraceStep as TraceStep

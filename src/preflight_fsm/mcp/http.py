@@ -165,7 +165,7 @@ def http_app(server: MCPServer[Any], options: HttpOptions, path: str) -> ASGIApp
             route.app = SessionQuota(
                 route.app, limits.max_sessions_per_client, limits.session_idle_timeout
             )
-    return OriginCheck(app, options.policy)
+    return OriginCheck(app, options.policy, frozenset({HEALTH_PATH}))
 
 
 def _head_timeout_protocol(seconds: float) -> type[Any]:

@@ -41,9 +41,7 @@ def note_who_answered(
         path = Path(repo_path) / relative
         try:
             text = path.read_text(encoding="utf-8")
-            written = record(
-                text, machine, session_id=session_id, subject=relative, prefilled=prefilled
-            )
+            written = record(text, machine, session_id=session_id, prefilled=prefilled)
             path.write_text(written, encoding="utf-8")
         except OSError as exc:  # the decision is written; its record is not worth failing it
             logger.warning("could not write the decision record in %s: %s", path, exc)
