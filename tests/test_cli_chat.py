@@ -1,5 +1,5 @@
-"""`preflight-fsm chat`: rendering and input parsing, the loop, the installed command end to end
-(piped), and the same command under a real pseudo-terminal."""
+"""`preflight-fsm chat`: rendering and input parsing, the loop, the command end to end (piped, in
+this process), and the installed command under a real pseudo-terminal and real pipes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
+from preflight_fsm.cli import app
 from preflight_fsm.cli.chat import (
     DECLINE_PROMPT,
     PROMPT,
@@ -362,7 +364,7 @@ def test_run_chat_resumes_a_restored_session() -> None:
     assert "Category: Database\nType: PostgreSQL\nDecision hint: adr" == out[-1]
 
 
-# -- the installed command, piped ------------------------------------------------------------------
+# -- the command, piped (in this process) ----------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -374,21 +376,21 @@ def command() -> str:
     return found
 
 
-def _run(command: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [command, "chat", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+def _chat(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm chat ARGS`` with ``stdin`` piped, run in this process (the command line's
+    own entry, through click's test runner): what the process would print and exit with. The
+    process boundary (a terminal, signals, a pipe that never ends) is tested below on real ones.
+    """
+    result = CliRunner().invoke(app, ["chat", *args], input=stdin, catch_exceptions=False)
+    return subprocess.CompletedProcess(
+        ["chat", *args], result.exit_code, result.stdout, result.stderr
     )
 
 
-def test_piped_oauth_one_liner_prints_the_patch(command: str) -> None:
+def test_piped_oauth_one_liner_prints_the_patch() -> None:
     """`printf 'OAuth\\n' | preflight-fsm chat "Add OAuth login"` prints a clean transcript and
     the patch, exit 0 (C4 shortcut, C6)."""
-    result = _run(command, "Add OAuth login", stdin="OAuth\n")
+    result = _chat("Add OAuth login", stdin="OAuth\n")
     assert (0, "") == (result.returncode, result.stderr)
     assert (
         "Which authentication approach?\n"
@@ -401,36 +403,36 @@ def test_piped_oauth_one_liner_prints_the_patch(command: str) -> None:
     ) == result.stdout
 
 
-def test_piped_two_phase_session_asks_category_then_field(command: str) -> None:
+def test_piped_two_phase_session_asks_category_then_field() -> None:
     """No keyword matches (C4: "feedback" is not "db"), so the category comes first, then its
     field (C1)."""
-    result = _run(command, "Improve the feedback form", stdin="3\n1\n")
+    result = _chat("Improve the feedback form", stdin="3\n1\n")
     assert 0 == result.returncode
     lines = result.stdout.splitlines()
     assert lines.index("What type of change is this?") < lines.index("Which database type?")
     assert ["Category: Database", "Type: PostgreSQL", "Decision hint: adr"] == lines[-3:]
 
 
-def test_piped_other_with_text_fills_the_field(command: str) -> None:
+def test_piped_other_with_text_fills_the_field() -> None:
     """ "Other (specify)" by number, then the next line is its text, sent in the same step (C2)."""
-    result = _run(command, "Add OAuth login", stdin="4\nAuth0\n")
+    result = _chat("Add OAuth login", stdin="4\nAuth0\n")
     assert 0 == result.returncode
     assert "Please specify (Which authentication approach?): Auth0" in result.stdout.splitlines()
     assert ["Category: Authentication", "Strategy: Auth0"] == result.stdout.splitlines()[-3:-1]
 
 
-def test_piped_other_with_blank_text_asks_it_next_turn(command: str) -> None:
+def test_piped_other_with_blank_text_asks_it_next_turn() -> None:
     """A blank Other text leads to NeedOther, which asks the text alone (C1, C5)."""
-    result = _run(command, "Add OAuth login", stdin="other\n\nMagic link by SMS\n")
+    result = _chat("Add OAuth login", stdin="other\n\nMagic link by SMS\n")
     assert 0 == result.returncode
     assert "Strategy: Magic link by SMS" in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize("stdin", ["skip\n", "\ny\n"], ids=["skip", "blank-confirmed"])
-def test_piped_decline_ends_without_a_patch(command: str, stdin: str) -> None:
+def test_piped_decline_ends_without_a_patch(stdin: str) -> None:
     """skip, or a blank answer confirmed, declines (C5): no patch, the question left unanswered
     and the hint (C7), exit 0."""
-    result = _run(command, "Add OAuth login", stdin=stdin)
+    result = _chat("Add OAuth login", stdin=stdin)
     assert (0, "") == (result.returncode, result.stderr)
     assert [
         'No patch: "Which authentication approach?" was left unanswered.',
@@ -438,9 +440,9 @@ def test_piped_decline_ends_without_a_patch(command: str, stdin: str) -> None:
     ] == result.stdout.splitlines()[-2:]
 
 
-def test_piped_invalid_number_is_answered_and_asked_again(command: str) -> None:
+def test_piped_invalid_number_is_answered_and_asked_again() -> None:
     """An out-of-range number is explained and the next line answers the same question."""
-    result = _run(command, "Add OAuth login", stdin="9\n1\n")
+    result = _chat("Add OAuth login", stdin="9\n1\n")
     assert 0 == result.returncode
     lines = result.stdout.splitlines()
     assert "There is no option 9: choose a number from 1 to 4, or type your answer." in lines
@@ -448,9 +450,9 @@ def test_piped_invalid_number_is_answered_and_asked_again(command: str) -> None:
     assert "Strategy: OAuth" in lines
 
 
-def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -> None:
+def test_piped_refused_answer_prints_the_feedback_and_asks_again() -> None:
     """InvalidAnswers (a control character, C5) is answered with its feedback, then re-asked."""
-    result = _run(command, "Add OAuth login", stdin="\x1b[A\n2\n")
+    result = _chat("Add OAuth login", stdin="\x1b[A\n2\n")
     assert 0 == result.returncode
     assert (
         'Not accepted: "Which authentication approach?" holds invisible, control or unassigned '
@@ -464,9 +466,9 @@ def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -
     ["", "4\n", "6\n\n", "\n"],
     ids=["nothing", "before-other-text", "in-need-other", "confirming"],
 )
-def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str) -> None:
+def test_piped_end_of_input_mid_session_exits_1_cleanly(stdin: str) -> None:
     """End of input before the session ends: a short line on stderr, exit 1, no traceback."""
-    result = _run(command, "Improve the feedback form", stdin=stdin)
+    result = _chat("Improve the feedback form", stdin=stdin)
     assert (1, "preflight-fsm: end of input: the session ended without an outcome\n") == (
         result.returncode,
         result.stderr,
@@ -479,11 +481,9 @@ def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str
     [("   ", "says nothing"), ("tbd", "says nothing"), ("x" * 2001, "the limit is 2000")],
     ids=["blank", "placeholder", "too-long"],
 )
-def test_invalid_intention_exits_2_with_the_message(
-    command: str, intention: str, message: str
-) -> None:
+def test_invalid_intention_exits_2_with_the_message(intention: str, message: str) -> None:
     """InvalidIntention (C5) is a usage error: its message on stderr, exit 2, nothing asked."""
-    result = _run(command, intention, stdin="1\n")
+    result = _chat(intention, stdin="1\n")
     assert (2, "") == (result.returncode, result.stdout)
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -507,11 +507,11 @@ question = { id = "web_stack", text = "Which stack?", options = ["SSR", "SPA"], 
 """
 
 
-def test_flow_option_runs_the_session_on_that_flow(command: str, tmp_path: Path) -> None:
+def test_flow_option_runs_the_session_on_that_flow(tmp_path: Path) -> None:
     """--flow loads a TOML flow: its keywords, questions and fields drive the session."""
     flow = tmp_path / "mobile.toml"
     flow.write_text(_MOBILE_FLOW, encoding="utf-8")
-    result = _run(command, "--flow", str(flow), "Ship the android app", stdin="2\n")
+    result = _chat("--flow", str(flow), "Ship the android app", stdin="2\n")
     assert (0, "") == (result.returncode, result.stderr)
     assert "  3. Other (specify)" in result.stdout.splitlines()
     assert ["Category: Mobile", "Platform: Android", "Decision hint: task"] == (
@@ -519,11 +519,11 @@ def test_flow_option_runs_the_session_on_that_flow(command: str, tmp_path: Path)
     )
 
 
-def test_broken_flow_file_exits_2_naming_the_unknown_key(command: str, tmp_path: Path) -> None:
+def test_broken_flow_file_exits_2_naming_the_unknown_key(tmp_path: Path) -> None:
     """An InvalidFlow (unknown key refused by name) is a usage error: stderr, exit 2."""
     flow = tmp_path / "broken.toml"
     flow.write_text('name = "x"\ncolour = "blue"\n', encoding="utf-8")
-    result = _run(command, "--flow", str(flow), "Add OAuth login")
+    result = _chat("--flow", str(flow), "Add OAuth login")
     assert (2, "") == (result.returncode, result.stdout)
     assert "unknown keys: colour" in result.stderr
 
