@@ -212,3 +212,21 @@ def test_preflights_tools_record_the_principal_and_hide_sessions_from_others(
     assert "SESSION_NOT_FOUND" == stranger["error"]["code"]  # type: ignore[index]
     assert ("completed", "alice") == (done["status"], owner)
     assert "alice" in records
+
+
+def test_team_tables_group_principals_without_a_token_here(tmp_path: Path) -> None:
+    """An identity provider's subjects join a team through [[team]] tables."""
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice", "pay")
+    with path.open("a") as stream:
+        stream.write('\n[[team]]\nname = "pay"\nmembers = ["sub-1", "sub-2"]\n')
+    assert {"alice": "pay", "sub-1": "pay", "sub-2": "pay"} == read_tokens(path).teams()
+
+
+def test_a_principal_in_two_teams_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice", "pay")
+    with path.open("a") as stream:
+        stream.write('\n[[team]]\nname = "ops"\nmembers = ["alice"]\n')
+    with pytest.raises(InvalidTokensFile, match="one team"):
+        read_tokens(path)
