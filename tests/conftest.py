@@ -83,6 +83,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
+<<<<<<< HEAD
 def browser() -> Iterator[object]:
     """One headless Chromium for the whole test session (the answer page's tests)."""
     from web_browser import chromium
@@ -98,3 +99,15 @@ def errlog(tmp_path: Path) -> Iterator[TextIO]:
     with path.open("w+") as handle:
         yield handle
     assert "Traceback" not in path.read_text()
+=======
+def postgres_url() -> Iterator[str]:
+    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
+    end; a test that needs it empty calls ``postgres_server.empty``."""
+    from postgres_server import postgres_missing, throwaway_postgres
+
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with throwaway_postgres() as url:
+        yield url
+>>>>>>> main

@@ -4,12 +4,7 @@ this process), and the installed command under a real pseudo-terminal and real p
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,6 +27,7 @@ from preflight_fsm.cli.chat import (
     render_turn,
     run_chat,
 )
+from terminal import Terminal
 
 TIMEOUT = 10.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
 
@@ -535,78 +531,13 @@ def test_broken_flow_file_exits_2_naming_the_unknown_key(tmp_path: Path) -> None
 # -- the installed command, in a real terminal -----------------------------------------------------
 
 
-class _Terminal:
-    """The command running on a pseudo-terminal that is its controlling terminal (so Ctrl-C
-    raises SIGINT in it, as in a real shell)."""
-
-    def __init__(self, argv: list[str]) -> None:
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: become the command, or die without running pytest's code
-            try:
-                # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
-                # background job of a script), and an ignored signal stays ignored across exec.
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                # A terminal that shows colour, whatever the environment running the tests says.
-                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        self.output = ""
-        self.raw = ""  # with the terminal's colours
-        self.returncode: int | None = None
-
-    def expect(self, text: str) -> None:
-        """Read until ``text`` has appeared in the output (line ends normalised to \\n)."""
-        deadline = time.monotonic() + TIMEOUT
-        while text not in self.output:
-            if not self._read(deadline):
-                pytest.fail(f"{text!r} never appeared; the terminal showed:\n{self.output}")
-
-    def send(self, keys: str) -> None:
-        os.write(self.fd, keys.encode())
-
-    def wait(self) -> int:
-        """Drain the output until the command exits; its exit code."""
-        deadline = time.monotonic() + TIMEOUT
-        while self._read(deadline):
-            pass
-        while time.monotonic() < deadline:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                return self.returncode
-            time.sleep(0.01)
-        pytest.fail(f"the command did not exit; the terminal showed:\n{self.output}")
-
-    def close(self) -> None:
-        if self.returncode is None and os.waitpid(self.pid, os.WNOHANG)[0] == 0:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        os.close(self.fd)
-
-    def _read(self, deadline: float) -> bool:
-        """Read what is there; False at the end of output (the command exited) or the deadline."""
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-            return False
-        try:
-            data = os.read(self.fd, 4096)
-        except OSError:  # EIO: the command exited and closed the terminal
-            return False
-        text = data.decode(errors="replace").replace("\r\n", "\n")
-        self.raw += text
-        self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
-        return bool(data)
-
-
 @pytest.fixture
-def terminal(command: str) -> Iterator[Callable[..., _Terminal]]:
+def terminal(command: str) -> Iterator[Callable[..., Terminal]]:
     """Starts the command on a terminal; every one started is killed if still running."""
-    started: list[_Terminal] = []
+    started: list[Terminal] = []
 
-    def start(*args: str) -> _Terminal:
-        term = _Terminal([command, "chat", *args])
+    def start(*args: str) -> Terminal:
+        term = Terminal([command, "chat", *args])
         started.append(term)
         return term
 
@@ -615,7 +546,7 @@ def terminal(command: str) -> Iterator[Callable[..., _Terminal]]:
         term.close()
 
 
-def test_terminal_session_answered_by_number(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_session_answered_by_number(terminal: Callable[..., Terminal]) -> None:
     """In a terminal each question waits at a prompt; numbers pick the category then the field."""
     term = terminal("Improve the feedback form")
     term.expect("6. Other (specify)\n> ")
@@ -627,7 +558,7 @@ def test_terminal_session_answered_by_number(terminal: Callable[..., _Terminal])
     assert "Traceback" not in term.output
 
 
-def test_terminal_other_text_is_asked_inline(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_other_text_is_asked_inline(terminal: Callable[..., Terminal]) -> None:
     """Picking "Other (specify)" prompts for its text on the spot, in the same turn (C2)."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -638,7 +569,7 @@ def test_terminal_other_text_is_asked_inline(terminal: Callable[..., _Terminal])
     assert "Strategy: Passkeys\n" in term.output
 
 
-def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., Terminal]) -> None:
     """An out-of-range number is explained and the prompt returns, in a terminal too."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -650,7 +581,7 @@ def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., _Termina
     assert "Strategy: Magic Link\n" in term.output
 
 
-def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., Terminal]) -> None:
     """Ctrl-C at a prompt ends the session with a short line and exit 130, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
@@ -663,7 +594,7 @@ def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Te
     assert "Traceback" not in term.output
 
 
-def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., Terminal]) -> None:
     """Ctrl-D (end of input) at an empty prompt exits 1 with a short line, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -674,7 +605,7 @@ def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Term
 
 
 def test_terminal_line_editing_fixes_a_typo_before_it_is_sent(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """readline edits the line in a terminal: Left arrow moves the cursor and a letter typed there
     is inserted, so "Magic Lnk", Left, Left, "i" sends "Magic Link" (no escape codes sent)."""
@@ -686,7 +617,7 @@ def test_terminal_line_editing_fixes_a_typo_before_it_is_sent(
     assert "control characters" not in term.output
 
 
-def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., Terminal]) -> None:
     """readline keeps this chat's history: Up at a later prompt recalls the earlier line."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
@@ -699,7 +630,7 @@ def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Te
 
 
 def test_terminal_shows_colour_and_a_pipe_none(
-    terminal: Callable[..., _Terminal], command: str
+    terminal: Callable[..., Terminal], command: str
 ) -> None:
     """On a terminal the question is bold and the decision green; piped, the same words bare."""
     term = terminal("Add OAuth login")
@@ -717,7 +648,7 @@ def test_terminal_shows_colour_and_a_pipe_none(
     )
 
 
-def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., Terminal]) -> None:
     """In a terminal a typo of an option asks "did you mean"; n keeps the typed text, shown in
     the decision."""
     term = terminal("Add OAuth login")
@@ -731,7 +662,7 @@ def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]
 
 
 def test_terminal_custom_category_text_is_in_the_decision(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal the text typed for a custom category is the Other decision's description."""
     term = terminal("Improve the checkout flow")
@@ -744,7 +675,7 @@ def test_terminal_custom_category_text_is_in_the_decision(
 
 
 def test_terminal_too_long_other_text_reasks_the_text(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal a refused Other text asks for the text again, not the choice."""
     term = terminal("Add OAuth login")
@@ -761,7 +692,7 @@ def test_terminal_too_long_other_text_reasks_the_text(
 
 
 def test_terminal_blank_other_text_on_the_last_turn_asks_first(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal an empty "Please specify" that would end the session asks [y/N] first."""
     term = terminal("Improve things")
@@ -781,7 +712,7 @@ def test_terminal_blank_other_text_on_the_last_turn_asks_first(
     assert "No patch:" in term.output
 
 
-def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., Terminal]) -> None:
     """A stray Enter does not end the session: it asks to confirm, and n asks the question again;
     Enter then y declines."""
     term = terminal("Add OAuth login")
@@ -798,7 +729,7 @@ def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Te
 
 
 def test_terminal_ctrl_c_in_a_stored_session_says_it_is_saved(
-    command: str, tmp_path: Path, terminal: Callable[..., _Terminal]
+    command: str, tmp_path: Path, terminal: Callable[..., Terminal]
 ) -> None:
     """Ctrl-C in `chat --session` says the session is saved and how to resume it (exit 130)."""
     store = str(tmp_path / "sessions.sqlite3")
