@@ -83,7 +83,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-<<<<<<< HEAD
+def postgres_url() -> Iterator[str]:
+    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
+    end; a test that needs it empty calls ``postgres_server.empty``."""
+    from postgres_server import postgres_missing, throwaway_postgres
+
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with throwaway_postgres() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """One headless Chromium for the whole test session (the answer page's tests)."""
     from web_browser import chromium
@@ -99,15 +111,3 @@ def errlog(tmp_path: Path) -> Iterator[TextIO]:
     with path.open("w+") as handle:
         yield handle
     assert "Traceback" not in path.read_text()
-=======
-def postgres_url() -> Iterator[str]:
-    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
-    end; a test that needs it empty calls ``postgres_server.empty``."""
-    from postgres_server import postgres_missing, throwaway_postgres
-
-    reason = postgres_missing()
-    if reason is not None:
-        pytest.skip(reason)
-    with throwaway_postgres() as url:
-        yield url
->>>>>>> main
