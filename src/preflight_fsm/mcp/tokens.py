@@ -17,7 +17,7 @@ import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from mcp.server.auth.provider import AccessToken
 
@@ -43,6 +43,8 @@ _KEYS: Final = frozenset({"principal", "team", "sha256"})
 
 class InvalidTokensFile(PreflightFsmError, ValueError):
     """The tokens file cannot be used; the message names the file, the entry and the fix."""
+
+    code: ClassVar[str] = "invalid_tokens_file"
 
 
 @dataclass(frozen=True, slots=True)
