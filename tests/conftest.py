@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -79,3 +80,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "test ids must be the same in every process (give these parameters ids=): "
             + ", ".join(unstable)
         )
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
+    end; a test that needs it empty calls ``postgres_server.empty``."""
+    from postgres_server import postgres_missing, throwaway_postgres
+
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with throwaway_postgres() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Chromium for the whole test session (the answer page's tests)."""
+    from web_browser import chromium
+
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture
+def errlog(tmp_path: Path) -> Iterator[TextIO]:
+    """A stdio server's standard error, checked afterwards to hold no traceback."""
+    path = tmp_path / "stdio.stderr"
+    with path.open("w+") as handle:
+        yield handle
+    assert "Traceback" not in path.read_text()

@@ -48,6 +48,9 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "store.sqlite.2_processes",
         "store.redis.one_process",
         "store.redis.2_processes",
+        "store.postgres.one_process",
+        "store.postgres.2_processes",
+        "store.postgres.2_processes.ratio",
     ),
     "cli": (
         "cli.python_floor",

@@ -1,7 +1,10 @@
 """``preflight-fsm pf``: the real ``pf`` command line on the engine, as a user runs it.
 
-Every test is a subprocess in a fresh temporary git repository with its own HOME, answers piped
-on standard input, and a timeout (a loop that never ends fails instead of hanging).
+Every test runs in a fresh temporary git repository with its own HOME, answers piped on
+standard input. Most run the command line in this process (``run_pf``: the same entry, click's
+test runner); the process boundary (exit status, a terminal) is tested across a real process
+(``run_pf_process``, ``pf_in_terminal``), with a timeout (a loop that never ends fails instead of
+hanging).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from preflights_e2e import (
     make_repo,
     pf_in_terminal,
     run_pf,
+    run_pf_process,
     written_decisions,
 )
 
@@ -78,8 +82,8 @@ def test_declining_stops_without_a_decision_and_frees_the_repository(
 ) -> None:
     """A placeholder as the Other text ends as NO_DECISION, exit 1, nothing written, pf free."""
     repo, home = repo_home
-    stopped = run_pf(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
-    again = run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    stopped = run_pf_process(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
+    again = run_pf_process(repo, home, "start", "--non-interactive", "Add passkey login")
     assert 1 == stopped.returncode
     assert "NO_DECISION" in stopped.stderr
     assert [] == docs_written(repo)
@@ -185,7 +189,7 @@ def test_the_adr_pf_writes_says_who_answered_each_decided_value(
     named is the intention's. The ADR and the task both say so."""
     repo, home = repo_home
     (case,) = [c for c in CASES if c.id == "keyword-auth"]
-    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    result = run_pf_process(repo, home, "start", case.intention, lines=case.pf_lines())
     assert 0 == result.returncode, result.stdout + result.stderr
     (adr,) = (repo / "docs" / "adr").glob("*.md")
     for written in (adr, repo / "docs" / "CURRENT_TASK.md"):

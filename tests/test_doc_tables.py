@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import preflight_fsm
 from preflight_fsm import default_flow
 from preflight_fsm.answered_by import ANSWERED_BY
 from preflight_fsm.cli.report import EXIT_INVALID_ANSWERS, error_code
@@ -136,3 +137,16 @@ def test_the_trust_model_table_lists_every_source() -> None:
     """docs/contract.md's trust model has one row per answered_by value, in order."""
     rows = _table("contract.md", "| value | proves |")
     assert list(ANSWERED_BY) == [row[0].strip("`") for row in rows]
+
+
+def test_the_maintainers_map_names_every_module_and_package() -> None:
+    """docs/maintainers.md's map has a place for each top-level module and package."""
+    package = Path(preflight_fsm.__file__).parent
+    names = [
+        f"{path.name}/" if path.is_dir() else path.name
+        for path in package.iterdir()
+        if (path.suffix == ".py" and path.name != "__init__.py")
+        or (path.is_dir() and (path / "__init__.py").exists())
+    ]
+    text = (DOCS / "maintainers.md").read_text(encoding="utf-8")
+    assert [] == [name for name in sorted(names) if f"`{name}" not in text]

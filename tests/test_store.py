@@ -21,7 +21,7 @@ from preflight_fsm.errors import (
     SessionStoreError,
     StoreUnavailable,
 )
-from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore, open_store
+from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore, open_store, shown_location
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock
 from preflight_fsm.store.testing import DurableStoreConformance, StoreConformance, StoreFactory
 from store_backends import BACKENDS, DURABLE_BACKENDS, FakeClock, flush, open_backend, running_redis
@@ -46,6 +46,12 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if backend == "redis":
         url: str = request.getfixturevalue("redis_url")
         flush(url)
+        return url
+    if backend == "postgres":
+        from postgres_server import empty
+
+        url = request.getfixturevalue("postgres_url")
+        empty(url)
         return url
     return str(tmp_path / "sessions.sqlite3")
 
@@ -94,7 +100,21 @@ class TestRedisStore(DurableStoreConformance):
         return opened
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"], indirect=True)
+class TestPostgresStore(DurableStoreConformance):
+    @pytest.fixture
+    def store_factory(self, postgres_url: str) -> StoreFactory:
+        from postgres_server import empty
+        from preflight_fsm.store.postgres import PostgresStore
+
+        empty(postgres_url)
+
+        def opened(*, clock: Clock, expire_after: float = DEFAULT_EXPIRE_AFTER) -> SessionStore:
+            return PostgresStore(postgres_url, clock=clock, expire_after=expire_after)
+
+        return opened
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres"], indirect=True)
 def test_a_create_reclaims_expired_sessions(store: SessionStore, clock: FakeClock) -> None:
     """Creating a session removes expired ones (a bounded batch) without anyone reading them:
     they are then unknown, not expired."""
@@ -124,9 +144,10 @@ def test_sqlite_reclaim_leaves_a_corrupt_row_to_be_reported(
 def test_open_store_picks_the_backend_from_the_location(
     backend: str, location: str, clock: FakeClock
 ) -> None:
-    """open_store opens a Redis URL as Redis and a path as SQLite, with the expiry given."""
+    """open_store opens a Redis URL as Redis, a PostgreSQL URL as PostgreSQL and a path as
+    SQLite, with the expiry given."""
     with open_store(location, expire_after=120, clock=clock) as store:
-        assert (location, 120.0) == (store.location, store.expire_after)
+        assert (shown_location(location), 120.0) == (store.location, store.expire_after)
         assert backend == type(store).__name__.removesuffix("Store").lower()
 
 

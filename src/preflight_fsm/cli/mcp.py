@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shlex
 import socket
+import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from preflight_fsm.cli import app, serving
+from preflight_fsm.cli.chat import EXIT_INTERRUPTED
 from preflight_fsm.cli.report import usage_error
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
@@ -34,7 +38,8 @@ from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights.agent_tools"
 
 
-def _missing_sdk() -> str | None:
+def missing_sdk() -> str | None:
+    """Why the server cannot run here (the SDK missing, with its install command), or None."""
     try:
         importlib.import_module("mcp.server.mcpserver")
     except ImportError:
@@ -65,16 +70,72 @@ if TYPE_CHECKING:
     from preflight_fsm.mcp.http import HttpOptions
 
 
+def stdio_greeting(store: str | None, preflights: bool = False) -> str:
+    """What a person who runs the stdio server in a terminal is told on standard error: what it
+    is, and how an agent is connected to it instead (standard output stays the protocol's)."""
+    from preflight_fsm.cli.setup import server_command
+    from preflight_fsm.store.location import resolve_location, shown_location
+
+    where = shown_location(resolve_location(store))
+    name = "preflights" if preflights else "preflight-fsm"
+    command = [
+        *server_command(),
+        "mcp",
+        "--store",
+        where,
+        *(["--preflights"] if preflights else []),
+    ]
+    return (
+        f"preflight-fsm: an MCP server on stdio (sessions in {where}), waiting for an agent's "
+        "JSON-RPC on standard input: an agent starts this command itself.\n"
+        f"  Connect Claude Code: {shlex.join(['claude', 'mcp', 'add', name, '--', *command])}\n"
+        "  Cursor, VS Code and the others: preflight-fsm setup\n"
+        "  Ctrl-C stops it."
+    )
+
+
+def _serve_stdio(
+    server: Any, store: str | None, closing: Callable[[], None] | None, preflights: bool
+) -> None:
+    """Serve over stdio until standard input ends; on a terminal, greet on standard error.
+
+    Ctrl-C ends the process with 130 at once: the line being read is abandoned in its blocked
+    thread, which the interpreter's exit would otherwise wait for (until Ctrl-D). The store is
+    closed first; nothing else is in flight between two requests.
+    """
+    from preflight_fsm.mcp import serve
+
+    try:
+        if sys.stdin.isatty():
+            typer.echo(stdio_greeting(store, preflights), err=True)
+        serve(server, "stdio")
+    except (KeyboardInterrupt, BaseExceptionGroup) as stopped:
+        # The transport's task group may wrap the interrupt with the cancellations it caused.
+        if isinstance(stopped, BaseExceptionGroup) and not stopped.subgroup(KeyboardInterrupt):
+            raise
+        if closing is not None:
+            closing()
+        typer.echo("\npreflight-fsm: stopped (Ctrl-C)", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+
 def _serve_announced(
-    server: Any, transport: Literal["stdio", "http"], options: HttpOptions, store: str | None
+    server: Any,
+    transport: Literal["stdio", "http"],
+    options: HttpOptions,
+    store: str | None,
+    closing: Callable[[], None] | None = None,
+    *,
+    preflights: bool = False,
 ) -> None:
     """Serve; over HTTP, say on standard error where, with which store, and when it stops."""
     from preflight_fsm.mcp import serve
     from preflight_fsm.store.location import resolve_location, shown_location
 
     if transport == "stdio":  # standard output is the protocol's; the agent started it
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, transport)
+        _serve_stdio(server, store, closing, preflights)
         return
     served: list[str] = []
 
@@ -142,7 +203,13 @@ def mcp_command(
         str, typer.Option("--host", help="HTTP: the address to listen on.")
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to listen on.")
+        int,
+        typer.Option(
+            "--port",
+            metavar="PORT",
+            callback=serving.checked_port,
+            help="HTTP: the port to listen on (1 to 65535).",
+        ),
     ] = 8000,
     store: StoreOption = None,
     flow: FlowOption = None,
@@ -152,9 +219,10 @@ def mcp_command(
         str | None,
         typer.Option(
             "--answers-from",
-            metavar="user|any",
-            help="Who may answer: any (tool arguments and forms, each recorded as such) or user "
-            "(only the person, through forms: answers passed by the agent are refused). "
+            metavar="any|user|web",
+            help="Who may answer: any (tool arguments and forms, each recorded as such), user "
+            "(only the person, through forms: answers passed by the agent are refused) or web "
+            "(only the person, on the answer page: docs/web.md). "
             "Default: PREFLIGHT_FSM_ANSWERS_FROM, else any.",
             show_default=False,
         ),
@@ -186,7 +254,7 @@ def mcp_command(
         raise typer.BadParameter(
             f"{transport!r} is not a transport: use stdio or http", param_hint="--transport"
         )
-    why = _missing_sdk()
+    why = missing_sdk()
     if why is not None:
         typer.echo(f"preflight-fsm: {why}", err=True)
         raise typer.Exit(2)
@@ -196,7 +264,13 @@ def mcp_command(
     if policy is None:
         shown = answers_from if answers_from is not None else os.environ.get(ANSWERS_FROM_ENV)
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
-        raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
+        raise typer.BadParameter(
+            f"{shown!r} is not a policy: use any, user or web", param_hint=where
+        )
+    if policy == "web" and preflights:
+        raise usage_error(
+            "--answers-from web is served by `mcp` without --preflights for now: use user or any"
+        )
     from preflight_fsm.mcp import HTTP_PATH, build_server
     from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
@@ -250,7 +324,7 @@ def mcp_command(
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        _serve_announced(server, chosen, options, store)
+        _serve_announced(server, chosen, options, store, preflights=True)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
@@ -259,16 +333,20 @@ def mcp_command(
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
     health = opened.check
+    # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
+    # servers sharing a store and keys serve each other's sessions and rounds.
+    sessions = Sessions(opened, flow=loaded, keys=keys)
+    page, listener = serving.answer_page(sessions, chosen, url)
     try:
-        # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
-        # servers sharing a store and keys serve each other's sessions and rounds.
-        sessions = Sessions(opened, flow=loaded, keys=keys)
         server = build_server(
             sessions,
             request_state_keys=keys.keys if keys else (),
             answers_from=policy,
             auth=auth,
+            page=page,
         )
-        _serve_announced(server, chosen, replace(options, health=health), store)
+        _serve_announced(server, chosen, replace(options, health=health), store, opened.close)
     finally:
+        if listener is not None:
+            listener.stop()  # stopped with the server
         opened.close()

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
     from preflight_fsm.mcp.auth import ServerAuth
     from preflight_fsm.mcp.http import HttpLimits
-    from preflight_fsm.store import SessionStore
+    from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.store import Sessions, SessionStore
+    from preflight_fsm.web import PageListener
 
 __all__ = [
     "AcceptEvictingStoreOption",
@@ -35,11 +37,20 @@ __all__ = [
     "SessionIdleTimeoutOption",
     "TokensOption",
     "check_store",
+    "checked_port",
     "is_loopback",
     "limits_of",
     "public_url_of",
     "server_auth",
 ]
+
+
+def checked_port(value: int) -> int:
+    """``--port``'s check, said in words (click's range shows ``1<=x<=65535`` in the help)."""
+    if not 1 <= value <= 65535:
+        raise typer.BadParameter(f"{value} is no TCP port: use one from 1 to 65535")
+    return value
+
 
 PublicUrlOption = Annotated[
     str | None,
@@ -290,3 +301,21 @@ def limits_of(
         session_idle_timeout=session_idle_timeout or limits.session_idle_timeout,
         header_timeout=header_timeout or limits.header_timeout,
     )
+
+
+def answer_page(
+    sessions: Sessions, transport: str, public_url: str | None
+) -> tuple[PageRounds, PageListener | None]:
+    """The answer page for a server over ``sessions``: over HTTP served beside ``/mcp`` at the
+    public URL's origin; over stdio by a loopback listener that starts with the first link and
+    that the caller stops (docs/web.md)."""
+    from preflight_fsm.mcp.origins import origin_of
+    from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.web import AnswerPage, PageListener
+
+    page = AnswerPage(sessions)
+    if transport == "http":
+        page.base_url = origin_of(public_url) if public_url else None
+        return PageRounds(page), None
+    listener = PageListener(page)
+    return PageRounds(page, listener.start), listener

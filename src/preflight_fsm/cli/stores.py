@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 STORE_HELP: Final = (
-    "A SQLite file path (or sqlite:///absolute/path), or a redis://, rediss:// or unix:// URL."
+    "A SQLite file path (or sqlite:///absolute/path), or a redis://, rediss://, unix://, "
+    "postgresql:// or postgres:// URL."
 )
 """What ``--store`` accepts, as every command's help says it (a test holds it equal to the
 registered backends' prefixes; the store package is not imported to print help)."""

@@ -20,7 +20,7 @@ import math
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Self
@@ -217,6 +217,24 @@ class SessionStore(ABC):
     def expiry_for(self, expire_after: float | None) -> float:
         """A new session's expiry: ``expire_after`` checked, or the store's default."""
         return self.expire_after if expire_after is None else checked_expiry(expire_after)
+
+    def live_entries(
+        self, rows: Iterable[tuple[str, Sequence[object]]]
+    ) -> builtins.list[SessionEntry | CorruptSession]:
+        """``entries``' answer from ``(id, (version, created_at, updated_at, expire_after,
+        flow))`` rows as a backend read them: the live ones, an unreadable one as its
+        CorruptSession, the expired ones left out."""
+        now = self.clock()
+        found: builtins.list[SessionEntry | CorruptSession] = []
+        for session_id, meta in rows:
+            try:
+                entry = entry_from(session_id, *meta)
+            except CorruptSession as corrupt:
+                found.append(corrupt)
+                continue
+            if not self.is_expired(entry.updated_at, now, entry.expire_after):
+                found.append(entry)
+        return found
 
     @staticmethod
     def checked_flow(flow: str) -> str:

@@ -18,11 +18,9 @@ and ``unix://`` URLs alike) never appear in any message (:func:`redacted`).
 from __future__ import annotations
 
 import math
-import re
 import time
-import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from preflight_fsm.errors import (
@@ -43,6 +41,7 @@ from preflight_fsm.store.base import (
     record_from,
 )
 from preflight_fsm.store.schemes import register_store
+from preflight_fsm.store.secrets import redacted, secrets_of
 
 if TYPE_CHECKING:
     import redis
@@ -334,7 +333,7 @@ class RedisStore(SessionStore):
     def _hidden(self, text: str) -> str:
         """``text`` without the URL's secrets, wherever a library quoted them."""
         text = text.replace(self.url, self.location_shown)
-        for secret in _secrets(self.url):
+        for secret in secrets_of(self.url):
             text = text.replace(secret, "***")
         return text
 
@@ -371,41 +370,6 @@ def _entry(session_id: str, values: list[bytes | None]) -> SessionEntry:
         _number(expire_after, float),
         flow,
     )
-
-
-# The user part of a URL (up to its last "@" before the path), and a password in its query, as
-# redis-py reads them (``redis://:pw@host``, ``unix://:pw@/path``, ``...?password=pw``). Found by
-# pattern, not by urllib, so that a URL urllib refuses (``redis://:pw@[::1/0``) is redacted too.
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/?#:@]*):(?P<pw>[^/?#]*)@")
-_QUERY_PASSWORD = re.compile(r"(?P<key>[?&;]password=)(?P<pw>[^&;#]*)", re.IGNORECASE)
-
-
-def _secrets(url: str) -> list[str]:
-    """Every password ``url`` carries, as written and percent-decoded, longest first."""
-    found = [m.group("pw") for m in _QUERY_PASSWORD.finditer(url)]
-    userinfo = _USERINFO.match(url)
-    if userinfo is not None:
-        found.append(userinfo.group("pw"))
-    with suppress(ValueError):  # what urllib reads, where it differs from the patterns
-        found.append(urllib.parse.urlsplit(url).password or "")
-    decoded = [urllib.parse.unquote(secret) for secret in found]
-    return sorted({s for s in found + decoded if s}, key=len, reverse=True)
-
-
-def redacted(url: str) -> str:
-    """``url`` with every password (its user part's, a ``password=`` in its query) as ``***``.
-
-    >>> redacted("unix://:s3cret@/run/redis.sock?db=0&password=s3cret")
-    'unix://:***@/run/redis.sock?db=0&password=***'
-    """
-    shown = _QUERY_PASSWORD.sub(r"\g<key>***", url)
-    userinfo = _USERINFO.match(shown)
-    if userinfo is not None:
-        shown = shown[: userinfo.start("pw")] + "***" + shown[userinfo.end("pw") :]
-    for secret in _secrets(url):  # one urllib reads elsewhere, or quoted twice
-        if secret != "***":
-            shown = shown.replace(secret, "***")
-    return shown
 
 
 def _is_auth_error(exc: Exception) -> bool:

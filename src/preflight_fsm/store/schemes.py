@@ -31,6 +31,7 @@ __all__ = [
 BUILTIN_BACKENDS: Final = (
     "preflight_fsm.store.sqlite",
     "preflight_fsm.store.redis",
+    "preflight_fsm.store.postgres",
     "preflight_fsm.store.memory",
 )
 """The modules of the backends that ship with preflight-fsm, in the order messages name them."""

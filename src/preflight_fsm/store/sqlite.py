@@ -386,18 +386,7 @@ class SqliteStore(SessionStore):
                 if flow is not None
                 else db.execute(f"{query} ORDER BY id")
             ).fetchall()
-            now = self.clock()
-            found: list[SessionEntry | CorruptSession] = []
-            for raw_id, *meta in rows:
-                session_id = _text(raw_id, "replace")
-                try:
-                    entry = entry_from(session_id, *meta)
-                except CorruptSession as corrupt:
-                    found.append(corrupt)
-                    continue
-                if not self.is_expired(entry.updated_at, now, entry.expire_after):
-                    found.append(entry)
-            return found
+            return self.live_entries((_text(raw_id, "replace"), meta) for raw_id, *meta in rows)
 
     # -- plumbing ------------------------------------------------------------------------------
 
