@@ -32,7 +32,7 @@ from typing import Any, Final, Literal
 
 from preflight_fsm.answered_by import SIGNED, AnsweredBy
 from preflight_fsm.attestation import AttestationError, parse_statement, replayed
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.decision_record import (
     ATTESTATION_OPEN,
     RECORD_MARKER,
@@ -128,7 +128,7 @@ def verify_path(
     shown = str(path)
     try:
         text = read_bounded(path, MAX_DECISION_FILE_BYTES).decode("utf-8")
-    except TooLarge as exc:
+    except Unreadable as exc:
         return Verdict(shown, "unreadable", f"the file {exc.problem}")
     except UnicodeDecodeError:
         return Verdict(shown, "unreadable", "the file is not UTF-8 text")

@@ -41,6 +41,7 @@ from preflight_fsm.store.base import (
     entry_from,
     record_from,
 )
+from preflight_fsm.store.folder import make_store_folder
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
 
@@ -71,6 +72,7 @@ enough to be reported as corrupt (CorruptSession) rather than break the whole fi
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
 _META = "version, created_at, updated_at, expire_after, flow"
 _ACCEPTED = (
     "name a new file (the first `start` creates it) or an existing preflight-fsm session store"
@@ -168,7 +170,7 @@ class SqliteStore(SessionStore):
         """
         import tempfile  # only the first start of a store needs it
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_store_folder(self.path.parent)
         fd, temporary = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent
         )
