@@ -9,7 +9,7 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 
-.PHONY: run test test-core check format dist diagrams bench bench-instructions bench-smoke fuzz \
+.PHONY: run test test-core bench-check check format dist diagrams bench bench-instructions bench-smoke fuzz \
 	sim preflights-suite clean
 
 $(STAMP): pyproject.toml
@@ -26,10 +26,16 @@ $(PF_MCP_STAMP):
 run: $(STAMP)
 	@$(BIN)/preflight-fsm chat "$(INTENTION)"
 
-# The whole suite on every core (pytest-xdist). `loadgroup` keeps each benchmark group's smoke run
-# on one worker (tests/test_benchmarks_smoke.py), so it runs once, beside the other tests.
+# The whole suite on every core (pytest-xdist), but the tests marked bench_check (the benchmarks'
+# smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check` runs those.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not bench_check"
+
+# What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
+# what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on
+# one worker, so it runs once), and the scans of all 1,114,112 code points (tests/test_text.py).
+bench-check: $(STAMP)
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m bench_check
 
 # The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties):
 # no subprocess, server or store, a few seconds; the loop to run while changing the core.
@@ -37,7 +43,7 @@ CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigge
 	answers states session machine keywords flow snapshot contract adapter exported_members \
 	text properties))
 test-core: $(STAMP)
-	$(BIN)/python -m pytest $(CORE_TESTS) src/preflight_fsm
+	$(BIN)/python -m pytest -m "not bench_check" $(CORE_TESTS) src/preflight_fsm
 
 # mypy strict on the package, then on the tests, then on the benchmarks and tools (pyproject.toml
 # [tool.mypy]). Three runs: the tests import their helpers as top-level modules (redis_server), the

@@ -8,6 +8,10 @@ same calls from the same clients; the two alternate phase by phase and the figur
 over the rounds. CPU rather than wall time: the clients run on the same two cores, so a wall
 figure would measure them as much as the server.
 
+Authentication: a third process serves the same store behind a tokens file (``--tokens``); its
+clients send their bearer token. Its CPU per call against the unauthenticated process's is what
+authentication (and the ownership check on every call) costs.
+
 Scaling: two server processes on the same Redis, the clients split between them. The figure is
 ``2 x`` (CPU per call of one process) / (CPU per call of the pair): the throughput two processes
 reach with a core each, against one. What could make it fall below 2 is work a second process
@@ -41,12 +45,16 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.3
 """Ours over the echo tool, server CPU per call."""
 SCALING_TARGET = 1.8
+AUTH_TARGET = 1.05
+"""With authentication over without, server CPU per call (issue 29)."""
 
 _NAMES = (
     ("mcp.http.echo.server_cpu", "ms"),
     ("mcp.http.ours.server_cpu", "ms"),
     ("mcp.http.ratio", "x"),
     ("mcp.http.scaling", "x"),
+    ("mcp.http.auth.server_cpu", "ms"),
+    ("mcp.http.auth.overhead", "x"),
 )
 
 
@@ -116,17 +124,30 @@ async def _phase(clients: list[Any], sessions: int, echo: bool, first: int) -> i
 
 
 async def _measure(
-    urls: dict[str, list[str]], pids: dict[str, list[int]], n_clients: int, rounds: int, each: int
+    urls: dict[str, list[str]],
+    pids: dict[str, list[int]],
+    n_clients: int,
+    rounds: int,
+    each: int,
+    tokens: dict[str, str],
 ) -> dict[str, Any]:
     from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def connect(stack: AsyncExitStack, url: str, token: str | None) -> Any:
+        if token is None:
+            return await stack.enter_async_context(Client(url, mode="legacy"))
+        headers = {"Authorization": f"Bearer {token}"}
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        transport = streamable_http_client(url, http_client=http)
+        return await stack.enter_async_context(Client(transport, mode="legacy"))
 
     async with AsyncExitStack() as stack:
         clients: dict[str, list[Any]] = {}
         for name, addresses in urls.items():
             clients[name] = [
-                await stack.enter_async_context(
-                    Client(addresses[i % len(addresses)], mode="legacy")
-                )
+                await connect(stack, addresses[i % len(addresses)], tokens.get(name))
                 for i in range(n_clients)
             ]
         per_call: dict[str, list[float]] = {name: [] for name in urls}
@@ -159,25 +180,36 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
 
     ours = [str(OURS), "mcp", "--transport", "http", "--port", "{port}", "--store"]
     echo = [sys.executable, "-m", "benchmarks.echo_server", "--http", "{port}"]
+    from preflight_fsm.mcp.tokens import add_token
+
     with tempfile.TemporaryDirectory(prefix="preflight-fsm-http-bench-") as tmp:
         work = Path(tmp)
+        token = add_token(work / "tokens.toml", "bench")
         with (
             throwaway_redis(work) as redis_url,
             _serving([*ours, redis_url], work) as (one, one_pid),
             _serving([*ours, redis_url], work) as (two, two_pid),
+            _serving([*ours, redis_url, "--tokens", "tokens.toml"], work) as (authed, auth_pid),
             _serving(echo, ROOT) as (floor, floor_pid),
         ):
             runner: Callable[[], Any] = lambda: _measure(  # noqa: E731
-                {"ours": [one], "echo": [floor], "pair": [one, two]},
-                {"ours": [one_pid], "echo": [floor_pid], "pair": [one_pid, two_pid]},
+                {"ours": [one], "echo": [floor], "pair": [one, two], "auth": [authed]},
+                {
+                    "ours": [one_pid],
+                    "echo": [floor_pid],
+                    "pair": [one_pid, two_pid],
+                    "auth": [auth_pid],
+                },
                 clients,
                 rounds,
                 each,
+                {"auth": token},
             )
             measured = anyio.run(runner)
     cpu, rate = measured["cpu"], measured["rate"]
     ratio = cpu["ours"] / cpu["echo"]
     scaling = 2 * cpu["ours"] / cpu["pair"]
+    overhead = cpu["auth"] / cpu["ours"]
     return [
         Figure(
             "mcp.http.echo.server_cpu",
@@ -207,6 +239,20 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
             ok=scaling >= SCALING_TARGET,
             note=f"the pair's CPU per call {cpu['pair'] * 1e3:.3f} ms; "
             f"{rate['pair']:,.0f} calls/s on these 2 shared cores",
+        ),
+        Figure(
+            "mcp.http.auth.server_cpu",
+            cpu["auth"] * 1e3,
+            "ms",
+            note=f"per call behind --tokens (bearer token, owner check), {clients} clients; "
+            f"{rate['auth']:,.0f} calls/s here against {rate['ours']:,.0f} without",
+        ),
+        Figure(
+            "mcp.http.auth.overhead",
+            overhead,
+            "x",
+            target=f"<= {AUTH_TARGET:.2f} (with authentication / without, server CPU per call)",
+            ok=overhead <= AUTH_TARGET,
         ),
     ]
 

@@ -1,4 +1,5 @@
-"""Answered steps per second through the durable session stores, one process and several.
+"""Answered steps per second through the durable session stores (SQLite, Redis, PostgreSQL),
+one process and several.
 
 Each worker starts its sessions (untimed), waits for a common start time, then answers every
 turn of every session through ``Sessions.answer`` (load, restore, step, compare-and-set write).
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.postgres_server import postgres_missing, throwaway_postgres
 from tests.redis_server import redis_missing, throwaway_redis
 
 from benchmarks.report import Figure
@@ -97,13 +99,39 @@ def _skipped(name: str, target: str, why: str) -> Figure:
     return Figure(name, None, "steps/s", target=target, note=f"skipped: {why}")
 
 
+def _servers(tmp: Path) -> list[tuple[str, str | None, Any, str]]:
+    """Each shared store: its name, why it cannot run here (or None), the server's context
+    manager yielding its URL, and what a figure's note says about it."""
+    return [
+        (
+            "redis",
+            redis_missing(),
+            lambda: throwaway_redis(tmp),
+            "loopback redis-server; load + restore + step + Lua compare-and-set",
+        ),
+        (
+            "postgres",
+            postgres_missing(),
+            # fsync on (the tests' servers run without it): a step is a durable commit.
+            lambda: throwaway_postgres(options=("-c", "fsync=on")),
+            "loopback PostgreSQL 15, fsync on; load + restore + step + UPDATE compare-and-set",
+        ),
+    ]
+
+
 def store_figures(count: int, processes: int) -> list[Figure]:
+    """SQLite, Redis and PostgreSQL per step, one process and ``processes`` on one store; for
+    PostgreSQL also the ratio of ``processes`` servers on one database to one."""
     one_target = "≥ 2,000 steps/s"
+    many = f"{processes}_processes"
     names = [
         ("store.sqlite.one_process", one_target),
-        (f"store.sqlite.{processes}_processes", ""),
+        (f"store.sqlite.{many}", ""),
         ("store.redis.one_process", ""),
-        (f"store.redis.{processes}_processes", ""),
+        (f"store.redis.{many}", ""),
+        ("store.postgres.one_process", ""),
+        (f"store.postgres.{many}", ""),
+        (f"store.postgres.{many}.ratio", ""),
     ]
     why = _missing()
     if why is not None:
@@ -123,19 +151,31 @@ def store_figures(count: int, processes: int) -> list[Figure]:
                     note="WAL, synchronous=NORMAL; load + restore + step + compare-and-set write",
                 )
             )
-        why = redis_missing()
-        if why is not None:
-            return figures + [_skipped(name, target, why) for name, target in names[2:]]
-        with throwaway_redis(Path(tmp)) as url:
-            for n, name in ((1, names[2][0]), (processes, names[3][0])):
-                rate = _workers(url, count, n)
+        for backend, missing, server, note in _servers(Path(tmp)):
+            if missing is not None:
+                figures += [_skipped(n, t, missing) for n, t in names if f".{backend}." in n]
+                continue
+            rates: list[float] = []
+            with server() as url:
+                for n in (1, processes):
+                    rates.append(_workers(url, count, n))
+                    figures.append(
+                        Figure(
+                            f"store.{backend}.{'one_process' if n == 1 else many}",
+                            rates[-1],
+                            "steps/s",
+                            target=f"{n} process{'es' * (n > 1)}, one server",
+                            note=note,
+                        )
+                    )
+            if backend == "postgres":
                 figures.append(
                     Figure(
-                        name,
-                        rate,
-                        "steps/s",
-                        target=f"{n} process{'es' * (n > 1)}, one server",
-                        note="loopback redis-server; load + restore + step + Lua compare-and-set",
+                        f"store.postgres.{many}.ratio",
+                        rates[1] / rates[0],
+                        "x",
+                        target=f"{processes} servers on one database ÷ one server",
+                        note="each worker process a server of its own with its own pool",
                     )
                 )
     return figures

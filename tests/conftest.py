@@ -79,3 +79,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "test ids must be the same in every process (give these parameters ids=): "
             + ", ".join(unstable)
         )
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
+    end; a test that needs it empty calls ``postgres_server.empty``."""
+    from postgres_server import postgres_missing, throwaway_postgres
+
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with throwaway_postgres() as url:
+        yield url

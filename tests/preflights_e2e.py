@@ -1,9 +1,10 @@
 """End-to-end cases for Preflights on the engine: intentions, the answers chosen, the decision.
 
-Shared by ``tests/test_preflights_cli.py`` (the real ``pf`` through ``preflight-fsm pf``, piped
-answers) and ``tests/test_preflights_mcp.py`` (the agent tools through the SDK's stdio client).
-Each case runs in a fresh temporary git repository with its own ``HOME`` (``pf`` keeps sessions
-in ``~/.preflights``); every subprocess has a timeout, so a loop that never ends fails the test.
+Shared by ``tests/test_cli_pf.py`` (the real ``pf`` through ``preflight-fsm pf``, piped
+answers, in this process or across a real one) and ``tests/test_preflights_mcp.py`` (the agent
+tools through the SDK's stdio client). Each case runs in a fresh temporary git repository with
+its own ``HOME`` (``pf`` keeps sessions in ``~/.preflights``); every subprocess has a timeout, so
+a loop that never ends fails the test.
 """
 
 from __future__ import annotations
@@ -273,10 +274,46 @@ def run_pf(
     lines: list[str] | None = None,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``preflight-fsm pf ARGS`` in ``repo``, answers piped one a line; bounded by a timeout.
+    """``preflight-fsm pf ARGS`` run in this process (the command line's own entry, through
+    click's test runner), in ``repo``, answers piped one a line; what a subprocess would give.
 
     ``env`` adds to the environment (no provider key is inherited: a test sets the ones it uses).
+    The few tests of the process boundary (exit status, a terminal) use :func:`run_pf_process`
+    and :func:`pf_in_terminal`.
     """
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    inherited = {k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)}
+    unset: dict[str, str | None] = {k: None for k in os.environ if k not in inherited}
+    added = {"HOME": str(home), "NO_COLOR": "1", **(env or {})}
+    here = Path.cwd()
+    os.chdir(repo)
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["pf", *args],
+            input="".join(f"{line}\n" for line in lines or ()),
+            env={**unset, **added},
+            catch_exceptions=False,
+        )
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(
+        ["preflight-fsm", "pf", *args], result.exit_code, result.stdout, result.stderr
+    )
+
+
+def run_pf_process(
+    repo: Path,
+    home: Path,
+    *args: str,
+    lines: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm pf ARGS`` as a process in ``repo``, answers piped one a line; bounded by
+    a timeout (as :func:`run_pf`, across the process boundary)."""
     inherited = {k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)}
     env = {**inherited, "HOME": str(home), "NO_COLOR": "1", **(env or {})}
     return subprocess.run(

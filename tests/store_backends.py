@@ -1,4 +1,5 @@
-"""The store backends the store tests run against, and a real throw-away ``redis-server``.
+"""The store backends the store tests run against, and a real throw-away ``redis-server``
+(PostgreSQL's server is the session-wide ``postgres_url`` fixture, ``tests/postgres_server.py``).
 
 Redis runs on loopback, on a free port, without persistence, for one test module. Tests that need
 it skip (saying why) when ``redis-server`` or the ``redis`` package is missing on this machine;
@@ -21,7 +22,7 @@ from preflight_fsm.store.faults import SimClock
 from redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
-DURABLE_BACKENDS = ("sqlite", "redis")
+DURABLE_BACKENDS = ("sqlite", "redis", "postgres")
 
 
 FakeClock = SimClock
@@ -35,13 +36,18 @@ def open_backend(
     clock: FakeClock | None = None,
     expire_after: float = DEFAULT_EXPIRE_AFTER,
 ) -> SessionStore:
-    """A store of ``backend`` at ``location`` (a file path, a Redis URL; ignored for memory)."""
+    """A store of ``backend`` at ``location`` (a file path, a Redis or PostgreSQL URL; ignored
+    for memory)."""
     # Without a fake clock, the stores' own default: the wall clock.
     now: Callable[[], float] = time.time if clock is None else clock
     if backend == "memory":
         return MemoryStore(expire_after=expire_after, clock=now)
     if backend == "sqlite":
         return SqliteStore(location, expire_after=expire_after, clock=now)
+    if backend == "postgres":
+        from preflight_fsm.store.postgres import PostgresStore
+
+        return PostgresStore(location, expire_after=expire_after, clock=now)
     from preflight_fsm.store.redis import RedisStore
 
     return RedisStore(location, expire_after=expire_after, clock=now)

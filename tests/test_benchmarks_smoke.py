@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.bench_check  # `make bench-check`, not `make test` (minutes of CPU)
 
 ENGINE = (
     *(
@@ -47,6 +48,9 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "store.sqlite.2_processes",
         "store.redis.one_process",
         "store.redis.2_processes",
+        "store.postgres.one_process",
+        "store.postgres.2_processes",
+        "store.postgres.2_processes.ratio",
     ),
     "cli": (
         "cli.python_floor",
@@ -72,6 +76,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.ours.server_cpu",
         "mcp.http.ratio",
         "mcp.http.scaling",
+        "mcp.http.auth.server_cpu",
+        "mcp.http.auth.overhead",
     ),
     "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
 }

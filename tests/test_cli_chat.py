@@ -1,15 +1,10 @@
-"""`preflight-fsm chat`: rendering and input parsing, the loop, the installed command end to end
-(piped), and the same command under a real pseudo-terminal."""
+"""`preflight-fsm chat`: rendering and input parsing, the loop, the command end to end (piped, in
+this process), and the installed command under a real pseudo-terminal and real pipes."""
 
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -17,8 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
+from preflight_fsm.cli import app
 from preflight_fsm.cli.chat import (
     DECLINE_PROMPT,
     PROMPT,
@@ -30,6 +27,7 @@ from preflight_fsm.cli.chat import (
     render_turn,
     run_chat,
 )
+from terminal import Terminal
 
 TIMEOUT = 10.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
 
@@ -366,7 +364,7 @@ def test_run_chat_resumes_a_restored_session() -> None:
     assert "Category: Database\nType: PostgreSQL\nDecision hint: adr" == out[-1]
 
 
-# -- the installed command, piped ------------------------------------------------------------------
+# -- the command, piped (in this process) ----------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -378,21 +376,21 @@ def command() -> str:
     return found
 
 
-def _run(command: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [command, "chat", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+def _chat(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm chat ARGS`` with ``stdin`` piped, run in this process (the command line's
+    own entry, through click's test runner): what the process would print and exit with. The
+    process boundary (a terminal, signals, a pipe that never ends) is tested below on real ones.
+    """
+    result = CliRunner().invoke(app, ["chat", *args], input=stdin, catch_exceptions=False)
+    return subprocess.CompletedProcess(
+        ["chat", *args], result.exit_code, result.stdout, result.stderr
     )
 
 
-def test_piped_oauth_one_liner_prints_the_patch(command: str) -> None:
+def test_piped_oauth_one_liner_prints_the_patch() -> None:
     """`printf 'OAuth\\n' | preflight-fsm chat "Add OAuth login"` prints a clean transcript and
     the patch, exit 0 (C4 shortcut, C6)."""
-    result = _run(command, "Add OAuth login", stdin="OAuth\n")
+    result = _chat("Add OAuth login", stdin="OAuth\n")
     assert (0, "") == (result.returncode, result.stderr)
     assert (
         "Which authentication approach?\n"
@@ -405,36 +403,36 @@ def test_piped_oauth_one_liner_prints_the_patch(command: str) -> None:
     ) == result.stdout
 
 
-def test_piped_two_phase_session_asks_category_then_field(command: str) -> None:
+def test_piped_two_phase_session_asks_category_then_field() -> None:
     """No keyword matches (C4: "feedback" is not "db"), so the category comes first, then its
     field (C1)."""
-    result = _run(command, "Improve the feedback form", stdin="3\n1\n")
+    result = _chat("Improve the feedback form", stdin="3\n1\n")
     assert 0 == result.returncode
     lines = result.stdout.splitlines()
     assert lines.index("What type of change is this?") < lines.index("Which database type?")
     assert ["Category: Database", "Type: PostgreSQL", "Decision hint: adr"] == lines[-3:]
 
 
-def test_piped_other_with_text_fills_the_field(command: str) -> None:
+def test_piped_other_with_text_fills_the_field() -> None:
     """ "Other (specify)" by number, then the next line is its text, sent in the same step (C2)."""
-    result = _run(command, "Add OAuth login", stdin="4\nAuth0\n")
+    result = _chat("Add OAuth login", stdin="4\nAuth0\n")
     assert 0 == result.returncode
     assert "Please specify (Which authentication approach?): Auth0" in result.stdout.splitlines()
     assert ["Category: Authentication", "Strategy: Auth0"] == result.stdout.splitlines()[-3:-1]
 
 
-def test_piped_other_with_blank_text_asks_it_next_turn(command: str) -> None:
+def test_piped_other_with_blank_text_asks_it_next_turn() -> None:
     """A blank Other text leads to NeedOther, which asks the text alone (C1, C5)."""
-    result = _run(command, "Add OAuth login", stdin="other\n\nMagic link by SMS\n")
+    result = _chat("Add OAuth login", stdin="other\n\nMagic link by SMS\n")
     assert 0 == result.returncode
     assert "Strategy: Magic link by SMS" in result.stdout.splitlines()
 
 
 @pytest.mark.parametrize("stdin", ["skip\n", "\ny\n"], ids=["skip", "blank-confirmed"])
-def test_piped_decline_ends_without_a_patch(command: str, stdin: str) -> None:
+def test_piped_decline_ends_without_a_patch(stdin: str) -> None:
     """skip, or a blank answer confirmed, declines (C5): no patch, the question left unanswered
     and the hint (C7), exit 0."""
-    result = _run(command, "Add OAuth login", stdin=stdin)
+    result = _chat("Add OAuth login", stdin=stdin)
     assert (0, "") == (result.returncode, result.stderr)
     assert [
         'No patch: "Which authentication approach?" was left unanswered.',
@@ -442,9 +440,9 @@ def test_piped_decline_ends_without_a_patch(command: str, stdin: str) -> None:
     ] == result.stdout.splitlines()[-2:]
 
 
-def test_piped_invalid_number_is_answered_and_asked_again(command: str) -> None:
+def test_piped_invalid_number_is_answered_and_asked_again() -> None:
     """An out-of-range number is explained and the next line answers the same question."""
-    result = _run(command, "Add OAuth login", stdin="9\n1\n")
+    result = _chat("Add OAuth login", stdin="9\n1\n")
     assert 0 == result.returncode
     lines = result.stdout.splitlines()
     assert "There is no option 9: choose a number from 1 to 4, or type your answer." in lines
@@ -452,9 +450,9 @@ def test_piped_invalid_number_is_answered_and_asked_again(command: str) -> None:
     assert "Strategy: OAuth" in lines
 
 
-def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -> None:
+def test_piped_refused_answer_prints_the_feedback_and_asks_again() -> None:
     """InvalidAnswers (a control character, C5) is answered with its feedback, then re-asked."""
-    result = _run(command, "Add OAuth login", stdin="\x1b[A\n2\n")
+    result = _chat("Add OAuth login", stdin="\x1b[A\n2\n")
     assert 0 == result.returncode
     assert (
         'Not accepted: "Which authentication approach?" holds invisible, control or unassigned '
@@ -468,9 +466,9 @@ def test_piped_refused_answer_prints_the_feedback_and_asks_again(command: str) -
     ["", "4\n", "6\n\n", "\n"],
     ids=["nothing", "before-other-text", "in-need-other", "confirming"],
 )
-def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str) -> None:
+def test_piped_end_of_input_mid_session_exits_1_cleanly(stdin: str) -> None:
     """End of input before the session ends: a short line on stderr, exit 1, no traceback."""
-    result = _run(command, "Improve the feedback form", stdin=stdin)
+    result = _chat("Improve the feedback form", stdin=stdin)
     assert (1, "preflight-fsm: end of input: the session ended without an outcome\n") == (
         result.returncode,
         result.stderr,
@@ -483,11 +481,9 @@ def test_piped_end_of_input_mid_session_exits_1_cleanly(command: str, stdin: str
     [("   ", "says nothing"), ("tbd", "says nothing"), ("x" * 2001, "the limit is 2000")],
     ids=["blank", "placeholder", "too-long"],
 )
-def test_invalid_intention_exits_2_with_the_message(
-    command: str, intention: str, message: str
-) -> None:
+def test_invalid_intention_exits_2_with_the_message(intention: str, message: str) -> None:
     """InvalidIntention (C5) is a usage error: its message on stderr, exit 2, nothing asked."""
-    result = _run(command, intention, stdin="1\n")
+    result = _chat(intention, stdin="1\n")
     assert (2, "") == (result.returncode, result.stdout)
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -511,11 +507,11 @@ question = { id = "web_stack", text = "Which stack?", options = ["SSR", "SPA"], 
 """
 
 
-def test_flow_option_runs_the_session_on_that_flow(command: str, tmp_path: Path) -> None:
+def test_flow_option_runs_the_session_on_that_flow(tmp_path: Path) -> None:
     """--flow loads a TOML flow: its keywords, questions and fields drive the session."""
     flow = tmp_path / "mobile.toml"
     flow.write_text(_MOBILE_FLOW, encoding="utf-8")
-    result = _run(command, "--flow", str(flow), "Ship the android app", stdin="2\n")
+    result = _chat("--flow", str(flow), "Ship the android app", stdin="2\n")
     assert (0, "") == (result.returncode, result.stderr)
     assert "  3. Other (specify)" in result.stdout.splitlines()
     assert ["Category: Mobile", "Platform: Android", "Decision hint: task"] == (
@@ -523,11 +519,11 @@ def test_flow_option_runs_the_session_on_that_flow(command: str, tmp_path: Path)
     )
 
 
-def test_broken_flow_file_exits_2_naming_the_unknown_key(command: str, tmp_path: Path) -> None:
+def test_broken_flow_file_exits_2_naming_the_unknown_key(tmp_path: Path) -> None:
     """An InvalidFlow (unknown key refused by name) is a usage error: stderr, exit 2."""
     flow = tmp_path / "broken.toml"
     flow.write_text('name = "x"\ncolour = "blue"\n', encoding="utf-8")
-    result = _run(command, "--flow", str(flow), "Add OAuth login")
+    result = _chat("--flow", str(flow), "Add OAuth login")
     assert (2, "") == (result.returncode, result.stdout)
     assert "unknown keys: colour" in result.stderr
 
@@ -535,78 +531,13 @@ def test_broken_flow_file_exits_2_naming_the_unknown_key(command: str, tmp_path:
 # -- the installed command, in a real terminal -----------------------------------------------------
 
 
-class _Terminal:
-    """The command running on a pseudo-terminal that is its controlling terminal (so Ctrl-C
-    raises SIGINT in it, as in a real shell)."""
-
-    def __init__(self, argv: list[str]) -> None:
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: become the command, or die without running pytest's code
-            try:
-                # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
-                # background job of a script), and an ignored signal stays ignored across exec.
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                # A terminal that shows colour, whatever the environment running the tests says.
-                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        self.output = ""
-        self.raw = ""  # with the terminal's colours
-        self.returncode: int | None = None
-
-    def expect(self, text: str) -> None:
-        """Read until ``text`` has appeared in the output (line ends normalised to \\n)."""
-        deadline = time.monotonic() + TIMEOUT
-        while text not in self.output:
-            if not self._read(deadline):
-                pytest.fail(f"{text!r} never appeared; the terminal showed:\n{self.output}")
-
-    def send(self, keys: str) -> None:
-        os.write(self.fd, keys.encode())
-
-    def wait(self) -> int:
-        """Drain the output until the command exits; its exit code."""
-        deadline = time.monotonic() + TIMEOUT
-        while self._read(deadline):
-            pass
-        while time.monotonic() < deadline:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                return self.returncode
-            time.sleep(0.01)
-        pytest.fail(f"the command did not exit; the terminal showed:\n{self.output}")
-
-    def close(self) -> None:
-        if self.returncode is None and os.waitpid(self.pid, os.WNOHANG)[0] == 0:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        os.close(self.fd)
-
-    def _read(self, deadline: float) -> bool:
-        """Read what is there; False at the end of output (the command exited) or the deadline."""
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-            return False
-        try:
-            data = os.read(self.fd, 4096)
-        except OSError:  # EIO: the command exited and closed the terminal
-            return False
-        text = data.decode(errors="replace").replace("\r\n", "\n")
-        self.raw += text
-        self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
-        return bool(data)
-
-
 @pytest.fixture
-def terminal(command: str) -> Iterator[Callable[..., _Terminal]]:
+def terminal(command: str) -> Iterator[Callable[..., Terminal]]:
     """Starts the command on a terminal; every one started is killed if still running."""
-    started: list[_Terminal] = []
+    started: list[Terminal] = []
 
-    def start(*args: str) -> _Terminal:
-        term = _Terminal([command, "chat", *args])
+    def start(*args: str) -> Terminal:
+        term = Terminal([command, "chat", *args])
         started.append(term)
         return term
 
@@ -615,7 +546,7 @@ def terminal(command: str) -> Iterator[Callable[..., _Terminal]]:
         term.close()
 
 
-def test_terminal_session_answered_by_number(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_session_answered_by_number(terminal: Callable[..., Terminal]) -> None:
     """In a terminal each question waits at a prompt; numbers pick the category then the field."""
     term = terminal("Improve the feedback form")
     term.expect("6. Other (specify)\n> ")
@@ -627,7 +558,7 @@ def test_terminal_session_answered_by_number(terminal: Callable[..., _Terminal])
     assert "Traceback" not in term.output
 
 
-def test_terminal_other_text_is_asked_inline(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_other_text_is_asked_inline(terminal: Callable[..., Terminal]) -> None:
     """Picking "Other (specify)" prompts for its text on the spot, in the same turn (C2)."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -638,7 +569,7 @@ def test_terminal_other_text_is_asked_inline(terminal: Callable[..., _Terminal])
     assert "Strategy: Passkeys\n" in term.output
 
 
-def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., Terminal]) -> None:
     """An out-of-range number is explained and the prompt returns, in a terminal too."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -650,7 +581,7 @@ def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., _Termina
     assert "Strategy: Magic Link\n" in term.output
 
 
-def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., Terminal]) -> None:
     """Ctrl-C at a prompt ends the session with a short line and exit 130, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
@@ -663,7 +594,7 @@ def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., _Te
     assert "Traceback" not in term.output
 
 
-def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., Terminal]) -> None:
     """Ctrl-D (end of input) at an empty prompt exits 1 with a short line, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("> ")
@@ -674,7 +605,7 @@ def test_terminal_ctrl_d_exits_1_without_traceback(terminal: Callable[..., _Term
 
 
 def test_terminal_line_editing_fixes_a_typo_before_it_is_sent(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """readline edits the line in a terminal: Left arrow moves the cursor and a letter typed there
     is inserted, so "Magic Lnk", Left, Left, "i" sends "Magic Link" (no escape codes sent)."""
@@ -686,7 +617,7 @@ def test_terminal_line_editing_fixes_a_typo_before_it_is_sent(
     assert "control characters" not in term.output
 
 
-def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., Terminal]) -> None:
     """readline keeps this chat's history: Up at a later prompt recalls the earlier line."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
@@ -699,7 +630,7 @@ def test_terminal_up_arrow_recalls_an_earlier_answer(terminal: Callable[..., _Te
 
 
 def test_terminal_shows_colour_and_a_pipe_none(
-    terminal: Callable[..., _Terminal], command: str
+    terminal: Callable[..., Terminal], command: str
 ) -> None:
     """On a terminal the question is bold and the decision green; piped, the same words bare."""
     term = terminal("Add OAuth login")
@@ -717,7 +648,7 @@ def test_terminal_shows_colour_and_a_pipe_none(
     )
 
 
-def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., Terminal]) -> None:
     """In a terminal a typo of an option asks "did you mean"; n keeps the typed text, shown in
     the decision."""
     term = terminal("Add OAuth login")
@@ -731,7 +662,7 @@ def test_terminal_near_miss_asks_did_you_mean(terminal: Callable[..., _Terminal]
 
 
 def test_terminal_custom_category_text_is_in_the_decision(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal the text typed for a custom category is the Other decision's description."""
     term = terminal("Improve the checkout flow")
@@ -744,7 +675,7 @@ def test_terminal_custom_category_text_is_in_the_decision(
 
 
 def test_terminal_too_long_other_text_reasks_the_text(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal a refused Other text asks for the text again, not the choice."""
     term = terminal("Add OAuth login")
@@ -761,7 +692,7 @@ def test_terminal_too_long_other_text_reasks_the_text(
 
 
 def test_terminal_blank_other_text_on_the_last_turn_asks_first(
-    terminal: Callable[..., _Terminal],
+    terminal: Callable[..., Terminal],
 ) -> None:
     """In a terminal an empty "Please specify" that would end the session asks [y/N] first."""
     term = terminal("Improve things")
@@ -781,7 +712,7 @@ def test_terminal_blank_other_text_on_the_last_turn_asks_first(
     assert "No patch:" in term.output
 
 
-def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Terminal]) -> None:
+def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., Terminal]) -> None:
     """A stray Enter does not end the session: it asks to confirm, and n asks the question again;
     Enter then y declines."""
     term = terminal("Add OAuth login")
@@ -798,7 +729,7 @@ def test_terminal_empty_answer_asks_before_declining(terminal: Callable[..., _Te
 
 
 def test_terminal_ctrl_c_in_a_stored_session_says_it_is_saved(
-    command: str, tmp_path: Path, terminal: Callable[..., _Terminal]
+    command: str, tmp_path: Path, terminal: Callable[..., Terminal]
 ) -> None:
     """Ctrl-C in `chat --session` says the session is saved and how to resume it (exit 130)."""
     store = str(tmp_path / "sessions.sqlite3")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_servers import PREFLIGHT_FSM, free_port
+from terminal import Terminal
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -111,3 +112,17 @@ def test_an_http_server_that_fails_to_start_is_a_usage_error(
     result = CliRunner().invoke(app, ["mcp", "--transport", "http", "--port", str(port)])
     assert 2 == result.exit_code
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_stdio_on_a_terminal_says_what_it_is_and_ctrl_c_exits_130(tmp_path: Path) -> None:
+    """Run by hand, the stdio server greets on stderr with how to connect an agent, and Ctrl-C
+    ends it at once with 130 (it used to wait for Ctrl-D)."""
+    term = Terminal([PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "sessions.sqlite3")])
+    try:
+        term.expect("Ctrl-C stops it.")
+        term.send("\x03")
+        assert 130 == term.wait()
+    finally:
+        term.close()
+    assert "claude mcp add preflight-fsm -- " in term.output
+    assert "preflight-fsm: stopped (Ctrl-C)" in term.output

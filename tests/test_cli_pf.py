@@ -1,13 +1,17 @@
 """``preflight-fsm pf``: the real ``pf`` command line on the engine, as a user runs it.
 
-Every test is a subprocess in a fresh temporary git repository with its own HOME, answers piped
-on standard input, and a timeout (a loop that never ends fails instead of hanging).
+Every test runs in a fresh temporary git repository with its own HOME, answers piped on
+standard input. Most run the command line in this process (``run_pf``: the same entry, click's
+test runner); the process boundary (exit status, a terminal) is tested across a real process
+(``run_pf_process``, ``pf_in_terminal``), with a timeout (a loop that never ends fails instead of
+hanging).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,11 +20,13 @@ pytest.importorskip("preflights")
 
 from preflights_e2e import (
     CASES,
+    PREFLIGHT_FSM,
     Case,
     expected_decisions,
     make_repo,
     pf_in_terminal,
     run_pf,
+    run_pf_process,
     written_decisions,
 )
 
@@ -76,8 +82,8 @@ def test_declining_stops_without_a_decision_and_frees_the_repository(
 ) -> None:
     """A placeholder as the Other text ends as NO_DECISION, exit 1, nothing written, pf free."""
     repo, home = repo_home
-    stopped = run_pf(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
-    again = run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
+    stopped = run_pf_process(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
+    again = run_pf_process(repo, home, "start", "--non-interactive", "Add passkey login")
     assert 1 == stopped.returncode
     assert "NO_DECISION" in stopped.stderr
     assert [] == docs_written(repo)
@@ -183,7 +189,7 @@ def test_the_adr_pf_writes_says_who_answered_each_decided_value(
     named is the intention's. The ADR and the task both say so."""
     repo, home = repo_home
     (case,) = [c for c in CASES if c.id == "keyword-auth"]
-    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    result = run_pf_process(repo, home, "start", case.intention, lines=case.pf_lines())
     assert 0 == result.returncode, result.stdout + result.stderr
     (adr,) = (repo / "docs" / "adr").glob("*.md")
     for written in (adr, repo / "docs" / "CURRENT_TASK.md"):
@@ -205,3 +211,22 @@ def test_a_value_preflights_filled_in_from_the_intention_is_the_intentions(
     assert ["- Category: intention", "- Strategy: intention"] == re.findall(
         r"^- .+$", section, flags=re.MULTILINE
     )
+
+
+def test_the_files_pf_writes_verify_from_the_command_line(repo_home: tuple[Path, Path]) -> None:
+    """The ADR and task pf writes verify as written (`preflight-fsm verify`, a process of its
+    own in the repository), and pf's steps, typed at its prompt, do not meet --require user."""
+    repo, home = repo_home
+    (case,) = [c for c in CASES if c.id == "keyword-auth"]
+    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
+    assert 0 == result.returncode, result.stdout + result.stderr
+    files = [str(p.relative_to(repo)) for p in (repo / "docs" / "adr").glob("*.md")]
+    files.append("docs/CURRENT_TASK.md")
+
+    def verify(*options: str) -> subprocess.CompletedProcess[str]:
+        argv = [PREFLIGHT_FSM, "verify", *files, "--json", *options]
+        return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
+
+    report = json.loads(verify().stdout)
+    assert ["verified"] * len(files) == [f["outcome"] for f in report["files"]]
+    assert 11 == verify("--require", "user").returncode

@@ -84,6 +84,26 @@ def _ok(*args: str, stdin: str = "") -> dict[str, Any]:
 def _run(
     cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm ARGS`` in ``cwd``, run in this process (the command line's own entry,
+    through click's test runner): what the process would print and exit with. The tests of the
+    process boundary (a session another process finished, what is on disk once commands exit,
+    undecodable bytes in argv) use :func:`_process`."""
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PREFLIGHT_FSM_")}
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(
+            app, list(args), input=stdin, env={**unset, **(env or {})}, catch_exceptions=False
+        )
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def _process(
+    cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm ARGS`` as a process of its own in ``cwd``, bounded by a timeout."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFLIGHT_FSM_")}
     environ.update(env or {})
     return subprocess.run(
@@ -98,8 +118,8 @@ def _run(
     )
 
 
-def _json(cwd: Path, *args: str, **kwargs: Any) -> dict[str, Any]:
-    done = _run(cwd, *args, "--json", **kwargs)
+def _json(cwd: Path, *args: str, process: bool = False, **kwargs: Any) -> dict[str, Any]:
+    done = (_process if process else _run)(cwd, *args, "--json", **kwargs)
     assert 0 == done.returncode, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     return data
@@ -111,18 +131,18 @@ def _json(cwd: Path, *args: str, **kwargs: Any) -> dict[str, Any]:
 def test_start_then_answer_completes_a_session_in_the_default_store(cwd: Path) -> None:
     """start and answer, each its own process, complete a session kept in
     .preflight-fsm/sessions.sqlite3 under the working directory."""
-    started = _json(cwd, "start", "Add a new feature")
+    started = _json(cwd, "start", "Add a new feature", process=True)
     session_id = started["session_id"]
     assert (1, "NeedCategory") == (started["version"], started["turn"]["state"])
     assert (cwd / ".preflight-fsm" / "sessions.sqlite3").is_file()
-    second = _json(cwd, "answer", session_id, "change_category=Database")
+    second = _json(cwd, "answer", session_id, "change_category=Database", process=True)
     assert (2, ["db_type"]) == (second["version"], second["turn"]["missing_info"])
-    done = _json(cwd, "answer", session_id, "db_type=postgresql")
+    done = _json(cwd, "answer", session_id, "db_type=postgresql", process=True)
     assert (3, "Done", True) == (done["version"], done["turn"]["state"], done["turn"]["finished"])
     assert {"category": "Database", "fields": [["Type", "PostgreSQL"]], "references": []} == done[
         "turn"
     ]["patch"]
-    assert done == _json(cwd, "show", session_id)
+    assert done == _json(cwd, "show", session_id, process=True)
 
 
 def test_start_then_answer_completes_a_session_in_redis(cwd: Path, redis_url: str) -> None:
@@ -261,7 +281,7 @@ def test_malformed_answers_input_is_a_usage_error(cwd: Path, args: list[str], st
 
 def test_malformed_input_is_a_usage_error_for_the_real_command(cwd: Path) -> None:
     """The installed command exits 2 on malformed answers, saying what to send, no traceback."""
-    done = _run(cwd, "answer", "some-id", "novalue")
+    done = _process(cwd, "answer", "some-id", "novalue")
     assert EXIT_USAGE == done.returncode
     assert "'novalue' is not question_id=answer" in done.stderr
     assert "Traceback" not in done.stderr
@@ -540,13 +560,13 @@ def test_a_session_keeps_the_expiry_it_started_with(cwd: Path) -> None:
 def test_the_database_file_alone_holds_every_step_once_commands_exit(cwd: Path) -> None:
     """When no command runs, the steps are in the database file itself (the last connection
     folds the -wal file in): a copy of the file alone restores the last version."""
-    session_id = _json(cwd, "start", "Improve the feedback form")["session_id"]
-    _json(cwd, "answer", session_id, "change_category=3")
-    _json(cwd, "answer", session_id, "db_type=1")
+    session_id = _json(cwd, "start", "Improve the feedback form", process=True)["session_id"]
+    _json(cwd, "answer", session_id, "change_category=3", process=True)
+    _json(cwd, "answer", session_id, "db_type=1", process=True)
     copy = cwd / "copy"
     copy.mkdir()
     shutil.copy(cwd / ".preflight-fsm" / "sessions.sqlite3", copy / "sessions.sqlite3")
-    shown = _json(copy, "show", session_id, "--store", "sessions.sqlite3")
+    shown = _json(copy, "show", session_id, "--store", "sessions.sqlite3", process=True)
     assert (3, "Done") == (shown["version"], shown["turn"]["state"])
 
 

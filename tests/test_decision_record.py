@@ -8,6 +8,7 @@ import re
 import pytest
 
 from preflight_fsm import ClarificationMachine
+from preflight_fsm.attestation import attest
 from preflight_fsm.decision_record import (
     decision_document,
     neutralise,
@@ -68,9 +69,11 @@ def test_typed_values_inside_the_record_cannot_open_a_comment() -> None:
 def test_the_record_is_rebuilt_every_time_it_is_written() -> None:
     """Writing the record again over a file that has one gives the same file."""
     text = decision_document(decided(), "s-1")
-    assert text == record(text, decided(), session_id="s-1", subject="s-1.md")
+    assert text == record(text, decided(), session_id="s-1")
 
 
 def test_a_session_without_a_decision_has_no_section() -> None:
     """Nothing is decided before Done: no section."""
-    assert "" == section(ClarificationMachine("Add OAuth login"))
+    machine = ClarificationMachine("Add OAuth login")
+    statement = attest(machine, session_id="s-0", body_digest="0" * 64)
+    assert "" == section(machine, statement)

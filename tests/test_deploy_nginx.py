@@ -121,6 +121,7 @@ def test_another_origin_is_refused_through_the_proxy(
 def test_a_host_the_server_does_not_serve_is_refused_through_the_proxy(
     proxied: tuple[str, HttpServer, str],
 ) -> None:
-    url, _, _ = proxied
-    response = httpx2.get(url.replace("/mcp", "/healthz"), headers={"Host": "evil.example"})
+    url, _, token = proxied
+    headers = {"Host": "evil.example", "Authorization": f"Bearer {token}"}
+    response = httpx2.post(url, content=b"{}", headers=headers, timeout=30)
     assert 421 == response.status_code

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +30,7 @@ def test_public_names_are_pinned() -> None:
         "LLMResponse",
         "Migration",
         "MockLLMAdapter",
+        "PasskeyProof",
         "PreflightFsmError",
         "Question",
         "SealKeys",
@@ -45,6 +48,36 @@ def test_public_names_are_pinned() -> None:
     assert sorted(preflight_fsm.__all__) == preflight_fsm.__all__
     for name in preflight_fsm.__all__:
         assert hasattr(preflight_fsm, name)
+
+
+def test_mypys_imports_and_the_lazy_map_name_the_public_names_in_their_modules() -> None:
+    """The TYPE_CHECKING imports mypy reads, the map ``__getattr__`` reads and ``__all__`` agree:
+    each public name, from the same module."""
+    tree = ast.parse(Path(preflight_fsm.__file__).read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    typed = {
+        alias.name: (node.module or "").removeprefix("preflight_fsm.")
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == preflight_fsm._HOMES
+    assert sorted(typed) == preflight_fsm.__all__
+
+
+def test_the_package_imports_without_its_source() -> None:
+    """Nothing is read from __init__.py at run time: a bytecode-only install imports it."""
+    loaded = _modules_after(
+        "import builtins\n"
+        "real_open = builtins.open\n"
+        "def no_source(file, *args, **kwargs):\n"
+        "    assert not str(file).endswith('__init__.py'), file\n"
+        "    return real_open(file, *args, **kwargs)\n"
+        "builtins.open = no_source\n"
+        "import preflight_fsm\n"
+        "assert preflight_fsm.__all__ and preflight_fsm.default_flow"
+    )
+    assert "preflight_fsm.flow" in loaded
 
 
 def test_every_error_derives_from_one_base() -> None:

@@ -37,5 +37,5 @@ def test_outside_a_clone_the_hint_installs_the_extras_packages_where_it_runs(
 
 def test_every_extra_of_the_package_has_a_hint() -> None:
     """Each extra a command may need names its own pinned packages."""
-    assert ["llm", "mcp", "preflights", "redis", "web"] == sorted(extras.EXTRAS)
+    assert ["llm", "mcp", "postgres", "preflights", "redis", "web"] == sorted(extras.EXTRAS)
     assert all(extras._requirements(extra) for extra in extras.EXTRAS)

@@ -16,7 +16,7 @@ from preflights.adapters.mock_llm import MockLLMAdapter as PreflightsMock
 from llm_server import Reply, llm_server
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.llm.conformance import conform, flow_paths
-from preflight_fsm.llm.judge import RULES
+from preflight_fsm.llm.judge import AGREEMENT_RULES
 from preflight_fsm.table import transition_table
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, TIMEOUT
 
@@ -57,7 +57,7 @@ def test_the_engine_agrees_with_itself_on_every_check() -> None:
     """The reference at 100%, every rule counted."""
     report = conform(FsmLLMAdapter())
     assert 1.0 == report.agreement
-    assert list(RULES) == list(report.by_rule())
+    assert list(AGREEMENT_RULES) == list(report.by_rule())
 
 
 def test_preflights_mock_disagrees_where_it_breaks_the_contract() -> None:

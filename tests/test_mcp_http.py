@@ -5,6 +5,7 @@ operator's repository roots (`--preflights`)."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from pathlib import Path
 
@@ -54,9 +55,12 @@ def test_a_network_address_without_authentication_is_refused_naming_the_options(
     assert "--insecure-no-auth" in done.stderr
 
 
-def test_healthz_says_the_store_is_reachable(tmp_path: Path) -> None:
+def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address(
+    tmp_path: Path,
+) -> None:
     with http_server(str(tmp_path / "s.sqlite3"), tmp_path) as server:
-        response = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
+        health = server.url.replace("/mcp", "/healthz")
+        response = httpx2.get(health, headers={"Host": "10.0.0.5:8765"}, timeout=30)
     assert (200, "reachable") == (response.status_code, response.json()["store"])
 
 
@@ -134,3 +138,42 @@ def test_a_redis_without_persistence_is_named_at_start(tmp_path: Path) -> None:
     with throwaway_redis(tmp_path) as url, http_server(url, tmp_path, "volatile") as server:
         pass
     assert "appendonly" in server.stderr.read_text()
+
+
+def test_a_client_sending_its_request_head_too_slowly_is_cut_off(tmp_path: Path) -> None:
+    with http_server(
+        str(tmp_path / "s.sqlite3"), tmp_path, "slow", "--header-timeout", "1"
+    ) as server:
+        port = int(server.url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as slow:
+            slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            closed = slow.recv(1024)  # blocks until the server closes the connection
+        healthy = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
+    assert (b"", 200) == (closed, healthy.status_code)
+
+
+def test_deploy_mds_option_table_names_real_options_with_their_defaults() -> None:
+    """docs/deploy.md's table restates each option and its default: held equal to the command
+    and to HttpLimits (STYLE.md item 13)."""
+    from typer.main import get_command
+
+    from preflight_fsm.cli import app
+    from preflight_fsm.cli import mcp as _mcp  # noqa: F401 - registers the command
+    from preflight_fsm.mcp.http import HttpLimits
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "deploy.md").read_text()
+    rows = [line.split("|")[1:3] for line in text.splitlines() if line.startswith("| `--")]
+    command = get_command(app).get_command(None, "mcp")  # type: ignore[attr-defined]
+    known = {opt for param in command.params for opt in param.opts}
+    named = {cell.split("`")[1].split()[0] for cell, _ in rows}
+    limits = HttpLimits()
+    defaults = {
+        "--max-sessions-per-client": str(limits.max_sessions_per_client),
+        "--max-sessions": str(limits.max_sessions),
+        "--session-idle-timeout": f"{limits.session_idle_timeout:g}",
+        "--header-timeout": f"{limits.header_timeout:g}",
+        "--max-request-bytes": f"{limits.max_request_bytes // 2**20} MiB",
+    }
+    shown = {cell.split("`")[1].split()[0]: default.strip() for cell, default in rows}
+    assert set() == named - known
+    assert defaults == {option: shown[option] for option in defaults}

@@ -117,6 +117,28 @@ def test_a_request_without_a_valid_token_gets_401_with_www_authenticate(
     assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
+def test_a_tool_call_with_a_forged_token_runs_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice")
+    call_tool = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "require_clarification", "arguments": {"user_intention": "Add login"}},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": "Bearer " + TOKEN_PREFIX + "forged",
+    }
+    store = str(tmp_path / "s.sqlite3")
+    with http_server(store, tmp_path, "forged", "--tokens", str(path)) as server:
+        response = httpx2.post(server.url, json=call_tool, headers=headers, timeout=30)
+    opened = open_store(store)
+    kept = opened.list()
+    opened.close()
+    assert (401, []) == (response.status_code, kept)
+
+
 def test_each_step_records_the_principal_that_answered(team: TeamServer) -> None:
     async def run() -> dict[str, object]:
         async with connect_http(team.server.url, token=team.tokens["alice"]) as client:
@@ -190,3 +212,21 @@ def test_preflights_tools_record_the_principal_and_hide_sessions_from_others(
     assert "SESSION_NOT_FOUND" == stranger["error"]["code"]  # type: ignore[index]
     assert ("completed", "alice") == (done["status"], owner)
     assert "alice" in records
+
+
+def test_team_tables_group_principals_without_a_token_here(tmp_path: Path) -> None:
+    """An identity provider's subjects join a team through [[team]] tables."""
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice", "pay")
+    with path.open("a") as stream:
+        stream.write('\n[[team]]\nname = "pay"\nmembers = ["sub-1", "sub-2"]\n')
+    assert {"alice": "pay", "sub-1": "pay", "sub-2": "pay"} == read_tokens(path).teams()
+
+
+def test_a_principal_in_two_teams_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.toml"
+    add_token(path, "alice", "pay")
+    with path.open("a") as stream:
+        stream.write('\n[[team]]\nname = "ops"\nmembers = ["alice"]\n')
+    with pytest.raises(InvalidTokensFile, match="one team"):
+        read_tokens(path)

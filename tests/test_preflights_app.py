@@ -28,6 +28,7 @@ from preflight_fsm.integrations.preflights.application import (
     NO_DECISION,
     FsmPreflightsApp,
 )
+from preflight_fsm.integrations.preflights.sessions import OWNER
 from preflight_fsm.people import People
 from preflight_fsm.verify import verify_text
 
@@ -260,3 +261,16 @@ def test_a_follow_up_round_does_not_stand_in_for_who_decided(tmp_path: Path) -> 
     assert ["- Category: user_web (as alice)", "- Type: user_web (as alice)"] == re.findall(
         r"^- .+$", parts.section, flags=re.MULTILINE
     )
+
+
+def test_the_record_names_who_started_the_session(app: FsmPreflightsApp, repo: Path) -> None:
+    """C9: the owner a server keeps with a Preflights session is the record's owner."""
+    start = app.start_preflight("Improve the checkout flow", str(repo))
+    session = app._session.get(start.session_id)  # the in-memory adapter keeps the object
+    setattr(session, OWNER, "alice")
+    app.continue_preflight(start.session_id, {"change_category": "Database"})
+    done = app.continue_preflight(start.session_id, {"db_type": "MySQL"})
+    assert done.artifacts is not None
+    parts = split((repo / done.artifacts.task_path).read_text(encoding="utf-8"))
+    assert parts is not None
+    assert "\nStarted by alice.\n" in parts.section

@@ -1,4 +1,5 @@
-"""The session store conformance suite: every backend (memory, SQLite, Redis) passes it as is."""
+"""The built-in stores pass the shipped conformance suite (``preflight_fsm.store.testing``); what
+is particular to one backend (its file, its server, its corrupt rows) is tested here."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ import pytest
 
 from preflight_fsm.errors import (
     CorruptSession,
-    PreflightFsmError,
     SessionConflict,
     SessionExpired,
     SessionNotFound,
     SessionStoreError,
     StoreUnavailable,
 )
-from preflight_fsm.store import SessionEntry, SessionStore, SqliteStore, StoredSession, open_store
+from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore, open_store, shown_location
+from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock
+from preflight_fsm.store.testing import DurableStoreConformance, StoreConformance, StoreFactory
 from store_backends import BACKENDS, DURABLE_BACKENDS, FakeClock, flush, open_backend, running_redis
 
 MINUTE = 60.0
@@ -45,6 +47,12 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         url: str = request.getfixturevalue("redis_url")
         flush(url)
         return url
+    if backend == "postgres":
+        from postgres_server import empty
+
+        url = request.getfixturevalue("postgres_url")
+        empty(url)
+        return url
     return str(tmp_path / "sessions.sqlite3")
 
 
@@ -59,248 +67,87 @@ def store(backend: str, location: str, clock: FakeClock) -> Iterator[SessionStor
         yield opened
 
 
-# -- create, get, put, delete, list ---------------------------------------------------------------
+class TestMemoryStore(StoreConformance):
+    @pytest.fixture
+    def store_factory(self) -> StoreFactory:
+        def opened(*, clock: Clock, expire_after: float = DEFAULT_EXPIRE_AFTER) -> SessionStore:
+            return MemoryStore(clock=clock, expire_after=expire_after)
+
+        return opened
 
 
-def test_create_stores_version_one(store: SessionStore, clock: FakeClock) -> None:
-    """A new session is stored at version 1 with the snapshot text exactly as given."""
-    created = store.create("s1", '{"a": 1}')
-    assert StoredSession("s1", 1, '{"a": 1}', clock.now, clock.now) == created
-    assert created == store.get("s1")
+class TestSqliteStore(DurableStoreConformance):
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        def opened(*, clock: Clock, expire_after: float = DEFAULT_EXPIRE_AFTER) -> SessionStore:
+            return SqliteStore(
+                tmp_path / "sessions.sqlite3", clock=clock, expire_after=expire_after
+            )
+
+        return opened
 
 
-def test_put_with_the_read_version_writes_the_next_version(
-    store: SessionStore, clock: FakeClock
-) -> None:
-    """A put naming the stored version replaces the snapshot and bumps the version by one."""
-    store.create("s1", "one")
-    clock.advance(5)
-    written = store.put("s1", "two", expected_version=1)
-    assert (2, "two", clock.now) == (written.version, written.snapshot, written.updated_at)
-    assert written == store.get("s1")
+class TestRedisStore(DurableStoreConformance):
+    @pytest.fixture
+    def store_factory(self, redis_url: str) -> StoreFactory:
+        from preflight_fsm.store.redis import RedisStore
+
+        flush(redis_url)
+
+        def opened(*, clock: Clock, expire_after: float = DEFAULT_EXPIRE_AFTER) -> SessionStore:
+            return RedisStore(redis_url, clock=clock, expire_after=expire_after)
+
+        return opened
 
 
-def test_versions_grow_by_one_on_every_write(store: SessionStore) -> None:
-    """Every successful write increases the version by exactly one."""
-    store.create("s1", "v1")
-    for version in range(1, 8):
-        assert version + 1 == store.put("s1", f"v{version + 1}", expected_version=version).version
-    assert ("v8", 8) == (store.get("s1").snapshot, store.get("s1").version)
+class TestPostgresStore(DurableStoreConformance):
+    @pytest.fixture
+    def store_factory(self, postgres_url: str) -> StoreFactory:
+        from postgres_server import empty
+        from preflight_fsm.store.postgres import PostgresStore
+
+        empty(postgres_url)
+
+        def opened(*, clock: Clock, expire_after: float = DEFAULT_EXPIRE_AFTER) -> SessionStore:
+            return PostgresStore(postgres_url, clock=clock, expire_after=expire_after)
+
+        return opened
 
 
-def test_stale_put_is_a_conflict_and_writes_nothing(store: SessionStore) -> None:
-    """A put based on an old version raises SessionConflict and leaves the stored one intact."""
-    store.create("s1", "one")
-    store.put("s1", "two", expected_version=1)
-    with pytest.raises(SessionConflict) as caught:
-        store.put("s1", "stale", expected_version=1)
-    assert ("s1", 1, 2) == (caught.value.session_id, caught.value.expected, caught.value.actual)
-    assert ("two", 2) == (store.get("s1").snapshot, store.get("s1").version)
-
-
-def test_put_from_the_future_is_a_conflict(store: SessionStore) -> None:
-    """A put naming a version the session never reached is refused like a stale one."""
-    store.create("s1", "one")
-    with pytest.raises(SessionConflict):
-        store.put("s1", "two", expected_version=5)
-    assert 1 == store.get("s1").version
-
-
-def test_create_over_an_existing_id_is_a_conflict(store: SessionStore) -> None:
-    """Creating an id that is taken raises SessionConflict and keeps the existing session."""
-    store.create("s1", "first")
-    with pytest.raises(SessionConflict, match="already exists"):
-        store.create("s1", "second")
-    assert ("first", 1) == (store.get("s1").snapshot, store.get("s1").version)
-
-
-def test_get_of_an_unknown_id_is_not_found(store: SessionStore) -> None:
-    """Reading an id that was never stored raises SessionNotFound naming it."""
-    with pytest.raises(SessionNotFound, match="nope") as caught:
-        store.get("nope")
-    assert "nope" == caught.value.session_id
-
-
-def test_put_of_an_unknown_id_is_not_found(store: SessionStore) -> None:
-    """Writing an id that was never created raises SessionNotFound and creates nothing."""
-    with pytest.raises(SessionNotFound):
-        store.put("nope", "x", expected_version=1)
-    assert [] == store.list()
-
-
-def test_delete_removes_the_session(store: SessionStore) -> None:
-    """A deleted session is gone; deleting it again raises SessionNotFound."""
-    store.create("s1", "x")
-    store.create("s2", "y")
-    store.delete("s1")
-    with pytest.raises(SessionNotFound):
-        store.get("s1")
-    with pytest.raises(SessionNotFound):
-        store.delete("s1")
-    assert ["s2"] == store.list()
-
-
-def test_list_returns_the_ids_sorted(store: SessionStore) -> None:
-    """list() gives every stored id, sorted; an empty store lists nothing."""
-    assert [] == store.list()
-    for session_id in ("b", "c", "a-1", "a"):
-        store.create(session_id, "{}")
-    assert ["a", "a-1", "b", "c"] == store.list()
-
-
-@pytest.mark.parametrize("bad", ["", "has space", "a/b", "*", "x" * 129, "-lead"])
-def test_malformed_ids_are_never_found(store: SessionStore, bad: str) -> None:
-    """An id without the shape of a session id is not found, and cannot be created."""
-    with pytest.raises(SessionNotFound):
-        store.get(bad)
-    with pytest.raises(SessionNotFound):
-        store.put(bad, "x", expected_version=1)
-    with pytest.raises(ValueError, match="not a valid session id"):
-        store.create(bad, "x")
-
-
-def test_snapshots_are_text(store: SessionStore) -> None:
-    """A store keeps JSON text; anything else is a TypeError, not a stored session."""
-    with pytest.raises(TypeError):
-        store.create("s1", {"a": 1})  # type: ignore[arg-type]
-    assert [] == store.list()
-
-
-def test_text_round_trips_exactly(store: SessionStore) -> None:
-    """Non-ASCII text, newlines and quotes come back byte for byte."""
-    text = '{"intention": "Ajouter l\'authentification \\u00e9\\n", "x": "日本語 — ✓"}'
-    store.create("s1", text)
-    store.put("s1", text + " ", expected_version=1)
-    assert text + " " == store.get("s1").snapshot
-
-
-def test_errors_share_one_base(store: SessionStore) -> None:
-    """Every store error is a SessionStoreError and a PreflightFsmError."""
-    with pytest.raises(SessionStoreError) as caught:
-        store.get("missing")
-    assert isinstance(caught.value, PreflightFsmError)
-
-
-# -- expiry ---------------------------------------------------------------------------------------
-
-
-def test_a_session_lives_just_under_thirty_minutes_without_a_write(
-    store: SessionStore, clock: FakeClock
-) -> None:
-    """By default a session is still there 29 min 59 s after its last write."""
-    store.create("s1", "x")
-    clock.advance(30 * MINUTE - 1)
-    assert 1 == store.get("s1").version
-
-
-def test_a_session_expires_after_thirty_minutes_and_is_removed(
-    store: SessionStore, clock: FakeClock
-) -> None:
-    """At 30 minutes without a write, get raises SessionExpired (hinting to start again) and
-    removes the session, so it is then unknown."""
-    store.create("s1", "x")
-    clock.advance(30 * MINUTE)
-    with pytest.raises(SessionExpired, match="start a new session") as caught:
-        store.get("s1")
-    assert "s1" == caught.value.session_id
-    with pytest.raises(SessionNotFound):
-        store.get("s1")
-
-
-def test_reading_does_not_extend_the_life(store: SessionStore, clock: FakeClock) -> None:
-    """Only writes (steps) count: reads in between do not keep a session alive."""
-    store.create("s1", "x")
-    for _ in range(3):
-        clock.advance(10 * MINUTE - 1)
-        store.get("s1")
-    clock.advance(3)
-    with pytest.raises(SessionExpired):
-        store.get("s1")
-
-
-def test_every_write_restarts_the_expiry(store: SessionStore, clock: FakeClock) -> None:
-    """A put resets the 30 minutes: a session stepped every 20 minutes never expires."""
-    store.create("s1", "x")
-    for version in range(1, 5):
-        clock.advance(20 * MINUTE)
-        store.put("s1", "x", expected_version=version)
-    clock.advance(20 * MINUTE)
-    assert 5 == store.get("s1").version
-
-
-def test_writing_an_expired_session_is_expired(store: SessionStore, clock: FakeClock) -> None:
-    """A put on an expired session raises SessionExpired, writes nothing and removes it."""
-    store.create("s1", "x")
-    clock.advance(31 * MINUTE)
-    with pytest.raises(SessionExpired):
-        store.put("s1", "y", expected_version=1)
-    with pytest.raises(SessionNotFound):
-        store.get("s1")
-
-
-def test_list_leaves_out_expired_sessions_without_removing_them(
-    store: SessionStore, clock: FakeClock
-) -> None:
-    """list() leaves out sessions past their expiry but writes nothing: reading one afterwards
-    still says it expired (not that it never existed)."""
-    store.create("old", "x")
-    clock.advance(20 * MINUTE)
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres"], indirect=True)
+def test_a_create_reclaims_expired_sessions(store: SessionStore, clock: FakeClock) -> None:
+    """Creating a session removes expired ones (a bounded batch) without anyone reading them:
+    they are then unknown, not expired."""
+    store.create("old", "x", expire_after=60)
+    clock.advance(61)
     store.create("new", "y")
-    clock.advance(10 * MINUTE)
-    assert ["new"] == store.list()
-    with pytest.raises(SessionExpired):
+    with pytest.raises(SessionNotFound):
         store.get("old")
 
 
-def test_delete_removes_an_expired_session_quietly(store: SessionStore, clock: FakeClock) -> None:
-    """Deleting an expired session succeeds: it was going anyway."""
-    store.create("s1", "x")
-    clock.advance(60 * MINUTE)
-    store.delete("s1")
-    assert [] == store.list()
-
-
-def test_expiry_is_configurable(backend: str, location: str, clock: FakeClock) -> None:
-    """expire_after sets the seconds without a write after which a session expires."""
-    with open_backend(backend, location, clock=clock, expire_after=90) as store:
-        store.create("s1", "x")
-        clock.advance(89)
-        store.get("s1")
-        clock.advance(1)
-        with pytest.raises(SessionExpired, match="90 seconds"):
-            store.get("s1")
-
-
-@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
-def test_expiry_must_be_a_positive_duration(backend: str, location: str, bad: float) -> None:
-    """A zero, negative or infinite expire_after is refused when the store is opened."""
-    with pytest.raises(ValueError, match="expire_after"):
-        open_backend(backend, location, expire_after=bad)
-
-
-# -- durability -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("backend", DURABLE_BACKENDS, indirect=True)
-def test_sessions_outlive_the_store_object(
-    backend: str, location: str, clock: FakeClock, store: SessionStore
+def test_sqlite_reclaim_leaves_a_corrupt_row_to_be_reported(
+    tmp_path: Path, clock: FakeClock
 ) -> None:
-    """What one store object wrote, another one opened on the same location reads."""
-    store.create("s1", "x")
-    store.put("s1", "y", expected_version=1)
-    store.close()
-    with open_backend(backend, location, clock=clock) as again:
-        assert ("y", 2) == (again.get("s1").snapshot, again.get("s1").version)
-        assert ["s1"] == again.list()
+    """A row whose times are unreadable is never taken for expired: it stays, reported as
+    corrupt, for a person to look at."""
+    location = str(tmp_path / "sessions.sqlite3")
+    with open_backend("sqlite", location, clock=clock) as store:
+        store.create("bad", "x")
+        _corrupt_sqlite(location, "UPDATE sessions SET updated_at = 'soon' WHERE id = 'bad'")
+        clock.advance(DEFAULT_EXPIRE_AFTER * 2)
+        assert 0 == store.reclaim()
+        with pytest.raises(CorruptSession):
+            store.get("bad")
 
 
 @pytest.mark.parametrize("backend", DURABLE_BACKENDS, indirect=True)
 def test_open_store_picks_the_backend_from_the_location(
     backend: str, location: str, clock: FakeClock
 ) -> None:
-    """open_store opens a Redis URL as Redis and a path as SQLite, with the expiry given."""
+    """open_store opens a Redis URL as Redis, a PostgreSQL URL as PostgreSQL and a path as
+    SQLite, with the expiry given."""
     with open_store(location, expire_after=120, clock=clock) as store:
-        assert (location, 120.0) == (store.location, store.expire_after)
+        assert (shown_location(location), 120.0) == (store.location, store.expire_after)
         assert backend == type(store).__name__.removesuffix("Store").lower()
 
 
@@ -444,39 +291,6 @@ def test_store_errors_survive_pickling(error: SessionStoreError) -> None:
 # -- issue 14: per-session expiry and flow, stores never adopted or lost unseen ----------------
 
 
-def test_each_session_keeps_its_own_expiry(backend: str, location: str, clock: FakeClock) -> None:
-    """create(expire_after=) stays with the session: a store opened later with another default
-    expires it on its own schedule, and sessions without one use the default they were made
-    with."""
-    with open_backend(backend, location, clock=clock) as store:
-        store.create("short", "x", expire_after=60)
-        store.create("long", "y")
-        clock.advance(61)
-        # memory: sessions live in the store object itself, so it stays open for the check
-        again = store if backend == "memory" else open_backend(backend, location, clock=clock)
-        try:
-            with pytest.raises(SessionExpired, match="1 minute"):
-                again.get("short")
-            assert (30 * MINUTE, "y") == (
-                again.get("long").expire_after,
-                again.get("long").snapshot,
-            )
-        finally:
-            if again is not store:
-                again.close()
-
-
-def test_entries_list_a_flows_sessions_without_their_snapshots(store: SessionStore) -> None:
-    """entries(flow=F) gives the metadata of the sessions created on flow F, sorted by id (C10);
-    entries() gives every live session."""
-    store.create("b", "x", flow="f1")
-    store.create("a", "x", flow="f1")
-    store.create("c", "x", flow="f2")
-    on_f1 = store.entries(flow="f1")
-    assert ["a", "b"] == [e.id for e in on_f1 if isinstance(e, SessionEntry)]
-    assert ["a", "b", "c"] == [e.id for e in store.entries() if isinstance(e, SessionEntry)]
-
-
 def test_a_missing_sqlite_store_opened_without_create_reads_as_empty(tmp_path: Path) -> None:
     """SqliteStore(create=False) on a path that does not exist creates neither the file nor its
     directory, lists nothing and knows no session."""
@@ -565,16 +379,6 @@ def test_a_store_of_the_unreleased_first_layout_is_named_as_such(tmp_path: Path)
     db.close()
     with pytest.raises(StoreUnavailable, match="earlier, unreleased preflight-fsm"):
         SqliteStore(path)
-
-
-def test_put_with_a_flow_moves_the_session_to_it(store: SessionStore) -> None:
-    """C10: a migration writes the snapshot and the new flow together; put without keeps it."""
-    store.create("a", "x", flow="f1")
-    store.put("a", "y", 1)
-    assert "f1" == store.get("a").flow
-    moved = store.put("a", "z", 2, flow="f2")
-    assert ("f2", "f2") == (moved.flow, store.get("a").flow)
-    assert ["a"] == [e.id for e in store.entries(flow="f2") if not isinstance(e, Exception)]
 
 
 # -- issue 23: a deleted store's -wal, a copy without its -wal --------------------------------

@@ -1,4 +1,5 @@
-"""Real concurrency: several processes step the same stored sessions at once (SQLite and Redis).
+"""Real concurrency: several processes step the same stored sessions at once (SQLite, Redis,
+PostgreSQL).
 
 Workers are separate processes (multiprocessing, spawn), each with its own store object, started
 together behind barriers so their reads and writes truly overlap.
@@ -36,6 +37,12 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     if backend == "redis":
         url: str = request.getfixturevalue("redis_url")
         flush(url)
+        return backend, url
+    if backend == "postgres":
+        from postgres_server import empty
+
+        url = request.getfixturevalue("postgres_url")
+        empty(url)
         return backend, url
     return backend, str(tmp_path / "sessions.sqlite3")
 

@@ -1,4 +1,5 @@
-"""Crash safety: a SQLite writer killed with SIGKILL mid-loop leaves every session whole.
+"""Crash safety: a writer (SQLite, PostgreSQL) killed with SIGKILL mid-loop leaves every session
+whole.
 
 The writer reports each write before and after it (one atomic pipe message each), so the test
 knows, for every session, the last version confirmed and the one possibly in flight when it died.
@@ -15,7 +16,9 @@ import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from preflight_fsm.store import SqliteStore
+import pytest
+
+from store_backends import open_backend
 
 SPAWN = multiprocessing.get_context("spawn")
 SEED = 20240611
@@ -29,10 +32,10 @@ def _content(session_id: str, version: int, rng: random.Random) -> str:
     return json.dumps({"session": session_id, "version": version, "pad": pad})
 
 
-def _writer(path: str, ids: list[str], seed: int, report: Connection) -> None:
+def _writer(backend: str, location: str, ids: list[str], seed: int, report: Connection) -> None:
     """Write forever: pick a session, read it, write its next version; report around each put."""
     rng = random.Random(seed)
-    with SqliteStore(path) as store:
+    with open_backend(backend, location) as store:
         report.send_bytes(b"ready")
         while True:
             session_id = rng.choice(ids)
@@ -42,21 +45,35 @@ def _writer(path: str, ids: list[str], seed: int, report: Connection) -> None:
             report.send_bytes(f"done {session_id} {version + 1}".encode())
 
 
-def test_a_killed_writer_leaves_every_session_at_its_old_or_new_version(tmp_path: Path) -> None:
-    """Killing a writer with SIGKILL at random points (fixed seed) leaves the SQLite file intact
-    and readable, and each session at its last confirmed version or the one being written, with
-    that version's full content, over several kill rounds."""
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    if request.param == "postgres":
+        from postgres_server import empty
+
+        url: str = request.getfixturevalue("postgres_url")
+        empty(url)
+        return "postgres", url
+    return "sqlite", str(tmp_path / "sessions.sqlite3")
+
+
+def test_a_killed_writer_leaves_every_session_at_its_old_or_new_version(
+    location: tuple[str, str],
+) -> None:
+    """Killing a writer with SIGKILL at random points (fixed seed) leaves the store intact and
+    readable (a SQLite file passes its integrity check), and each session at its last confirmed
+    version or the one being written, with that version's full content, over several kill
+    rounds."""
     rng = random.Random(SEED)
-    path = str(tmp_path / "sessions.sqlite3")
+    backend, path = location
     ids = [f"s{n}" for n in range(SESSIONS)]
-    with SqliteStore(path) as store:
+    with open_backend(backend, path) as store:
         for session_id in ids:
             store.create(session_id, _content(session_id, 1, rng))
     confirmed = dict.fromkeys(ids, 1)
     writes = 0
     for round_ in range(ROUNDS):
         receiver, sender = SPAWN.Pipe(duplex=False)
-        writer = SPAWN.Process(target=_writer, args=(path, ids, SEED + round_, sender))
+        writer = SPAWN.Process(target=_writer, args=(backend, path, ids, SEED + round_, sender))
         writer.start()
         sender.close()
         assert receiver.poll(60), "the writer never started"
@@ -78,12 +95,13 @@ def test_a_killed_writer_leaves_every_session_at_its_old_or_new_version(tmp_path
         except EOFError:
             receiver.close()
 
-        db = sqlite3.connect(path)
-        try:
-            assert [("ok",)] == db.execute("PRAGMA integrity_check").fetchall()
-        finally:
-            db.close()
-        with SqliteStore(path) as store:
+        if backend == "sqlite":
+            db = sqlite3.connect(path)
+            try:
+                assert [("ok",)] == db.execute("PRAGMA integrity_check").fetchall()
+            finally:
+                db.close()
+        with open_backend(backend, path) as store:
             assert ids == store.list()
             for session_id in ids:
                 record = store.get(session_id)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from preflight_fsm import ClarificationMachine, default_flow
@@ -53,7 +55,7 @@ def forged(text: str, change: Callable[[dict[str, Any]], None]) -> str:
     data = json.loads(parts.statement)
     change(data["predicate"])
     statement = Statement.model_validate(data)
-    rebuilt = section(replayed(statement, FLOWS), statement.predicate.prefilled)
+    rebuilt = section(replayed(statement, FLOWS), statement)
     return compose(parts.head, rebuilt, statement)
 
 
@@ -212,3 +214,17 @@ def test_every_outcome_has_its_own_exit_code() -> None:
     codes = list(EXIT_CODES.values())
     assert len(codes) == len(set(codes))
     assert set() == {1, 2} & set(codes)
+
+
+SIGNED_TEXT = signed_file("s-prop")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=len(SIGNED_TEXT) - 1), st.sampled_from("aZ0 #<-\n\u00e9"))
+def test_no_one_character_change_anywhere_verifies(index: int, char: str) -> None:
+    """Any single character of a signed decision file replaced by another is refused, wherever
+    it is: above the record, in the section, in the attestation, in a signature."""
+    if SIGNED_TEXT[index] == char:
+        return
+    changed = SIGNED_TEXT[:index] + char + SIGNED_TEXT[index + 1 :]
+    assert "verified" != check(changed, "person").outcome

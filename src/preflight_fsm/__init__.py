@@ -3,7 +3,10 @@
 The public names are imported on first use (PEP 562 ``__getattr__``), not with the package: every
 command of the CLI imports ``preflight_fsm`` first, and ``preflight-fsm --help`` or ``start``
 should not pay for the LLM adapter, the contract checks or the tables they never use (issue 14,
-D160). ``from preflight_fsm import X`` works as before; so do ``dir()`` and ``__all__``.
+D160). ``from preflight_fsm import X`` works as before; so do ``dir()`` and ``__all__``. The
+names are written out three times, for three readers (mypy's imports, the lazy map, ``__all__``),
+and ``tests/test_exported_members.py`` holds them equal; nothing is read from this file at run
+time, so an install that ships bytecode only works the same.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the one list of public names (`X as X`: re-exported), read below
+if TYPE_CHECKING:  # the public names as mypy reads them (`X as X`: re-exported)
     from preflight_fsm.adapter import MockLLMAdapter as MockLLMAdapter
     from preflight_fsm.answered_by import AnsweredBy as AnsweredBy
     from preflight_fsm.errors import InvalidAnswers as InvalidAnswers
@@ -32,6 +35,7 @@ if TYPE_CHECKING:  # the one list of public names (`X as X`: re-exported), read 
     from preflight_fsm.machine import Migration as Migration
     from preflight_fsm.migration import Divergence as Divergence
     from preflight_fsm.patch import DecisionPatch as DecisionPatch
+    from preflight_fsm.proof import PasskeyProof as PasskeyProof
     from preflight_fsm.snapshot import SealKeys as SealKeys
     from preflight_fsm.snapshot import SessionSnapshot as SessionSnapshot
     from preflight_fsm.snapshot import TraceStep as TraceStep
@@ -45,24 +49,71 @@ __version__ = "0.2.0"
 """The one place the version is written: pyproject.toml's hatch reads it from here."""
 
 
-def _homes() -> dict[str, str]:
-    """Public name -> its module under ``preflight_fsm``, read from the imports above.
+_HOMES: dict[str, str] = {
+    "AnsweredBy": "answered_by",
+    "ClarificationMachine": "machine",
+    "DecisionPatch": "patch",
+    "Divergence": "migration",
+    "Edge": "table",
+    "Flow": "flow",
+    "FlowRegistry": "flow",
+    "InvalidAnswers": "errors",
+    "InvalidFlow": "errors",
+    "InvalidIntention": "errors",
+    "InvalidSeal": "errors",
+    "InvalidSnapshot": "errors",
+    "LLMResponse": "turn",
+    "Migration": "machine",
+    "MockLLMAdapter": "adapter",
+    "PasskeyProof": "proof",
+    "PreflightFsmError": "errors",
+    "Question": "turn",
+    "SealKeys": "snapshot",
+    "SessionFinished": "errors",
+    "SessionSnapshot": "snapshot",
+    "SnapshotFlowMismatch": "errors",
+    "SnapshotVersionError": "errors",
+    "TraceStep": "snapshot",
+    "Turn": "turn",
+    "default_flow": "flow",
+    "load_flow": "flow",
+    "load_registry": "flow",
+    "transition_table": "table",
+}
+"""Public name -> its module under ``preflight_fsm``, imported on first use; the same names as
+the imports above (which mypy reads) and ``__all__`` (``tests/test_exported_members.py``)."""
 
-    The names are written once, as the imports mypy reads; the interpreter skips those, so this
-    reads them from the source (as lazy_loader reads a stub) instead of a second list.
-    """
-    with open(__file__, encoding="utf-8") as file:
-        block = file.read().split("if TYPE_CHECKING:", 1)[1].split("\n\n", 1)[0]
-    homes: dict[str, str] = {}
-    for line in block.splitlines():
-        words = line.split()  # from preflight_fsm.<module> import <Name> as <Name>
-        if words[:1] == ["from"]:
-            homes[words[3]] = words[1].removeprefix("preflight_fsm.")
-    return homes
-
-
-_HOMES = _homes()
-__all__ = sorted(_HOMES)
+__all__ = [
+    "AnsweredBy",
+    "ClarificationMachine",
+    "DecisionPatch",
+    "Divergence",
+    "Edge",
+    "Flow",
+    "FlowRegistry",
+    "InvalidAnswers",
+    "InvalidFlow",
+    "InvalidIntention",
+    "InvalidSeal",
+    "InvalidSnapshot",
+    "LLMResponse",
+    "Migration",
+    "MockLLMAdapter",
+    "PasskeyProof",
+    "PreflightFsmError",
+    "Question",
+    "SealKeys",
+    "SessionFinished",
+    "SessionSnapshot",
+    "SnapshotFlowMismatch",
+    "SnapshotVersionError",
+    "TraceStep",
+    "Turn",
+    "default_flow",
+    "load_flow",
+    "load_registry",
+    "transition_table",
+]
 
 if not TYPE_CHECKING:  # hidden from mypy, which types the names by the imports above; a
     # __getattr__ it saw would make any misspelt preflight_fsm.Name pass as Any.

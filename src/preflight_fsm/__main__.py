@@ -15,24 +15,34 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 ONE_SHOT = frozenset({"start", "answer", "show", "list", "delete", "--help", "--version"})
 """What ``preflight-fsm`` is given first for a command that ends right after its work."""
 
 
-def main() -> None:
-    """Console-script entry point: run the command line on ``sys.argv``."""
-    first = sys.argv[1] if len(sys.argv) > 1 else "--help"  # no arguments print the help
+@contextmanager
+def collector_settled(first: str) -> Iterator[None]:
+    """Run a one-shot command (``first`` in ONE_SHOT) with the collector off, and freeze what it
+    built when it ends; any other command as it is (docs/performance.md has what this buys)."""
     one_shot = first in ONE_SHOT
     if one_shot:
         gc.disable()
     try:
-        from preflight_fsm.cli import main as run_command_line
-
-        run_command_line()
+        yield
     finally:
         if one_shot:
             gc.freeze()  # the process exits next: nothing left to collect is worth scanning
+
+
+def main() -> None:
+    """Console-script entry point: run the command line on ``sys.argv``."""
+    first = sys.argv[1] if len(sys.argv) > 1 else "--help"  # no arguments print the help
+    with collector_settled(first):
+        from preflight_fsm.cli import main as run_command_line
+
+        run_command_line()
 
 
 if __name__ == "__main__":

@@ -11,10 +11,11 @@ rebuild the decision by replaying it through the engine, and to check who answer
                 "proof": {"person": ..., "credential_id": ..., "authenticator_data": ...,
                           "client_data_json": ..., "signature": ...}}, ...]}
 
-The statement's one subject is the decision file, its ``sha256`` digest over the file's text
-above the record (``decision_record.py``). Serialised as compact JSON with sorted keys on one
-line, ``<``, ``>`` and ``&`` written as ``\\u003c``, ``\\u003e`` and ``\\u0026`` so that no typed
-text can end the HTML comment that holds it. Parsing it is untrusted input: strict, bounded,
+The statement's one subject is the decision (named ``preflight-fsm:decision:<session id>``),
+its ``sha256`` digest over the decision file's text above the record (``decision_record.py``).
+Serialised as compact JSON with sorted keys on one line, ``<``, ``>`` and ``&`` written as
+``\\u003c``, ``\\u003e`` and ``\\u0026`` so that no typed text can end the HTML comment that
+holds it. Parsing it is untrusted input: strict, bounded,
 unknown keys refused.
 """
 
@@ -42,6 +43,7 @@ __all__ = [
     "parse_statement",
     "replayed",
     "serialise",
+    "subject_name",
 ]
 
 STATEMENT_TYPE: Final = "https://in-toto.io/Statement/v1"
@@ -94,7 +96,8 @@ class DigestSet(_Strict):
 
 
 class Subject(_Strict):
-    """The attested file: its path as written, and the digest of its text above the record."""
+    """The attested decision: its name (:func:`subject_name`), and the digest of the decision
+    file's text above the record."""
 
     name: Annotated[StrictStr, Field(max_length=1024)]
     digest: DigestSet
@@ -115,16 +118,21 @@ class AttestationError(ValueError):
     """The attestation cannot be read or replayed; the message says what is wrong."""
 
 
+def subject_name(session_id: str) -> str:
+    """The statement's subject name: the decision of ``session_id``, derived so that nothing in
+    a statement is free text (``verify`` requires it)."""
+    return f"preflight-fsm:decision:{session_id}"
+
+
 def attest(
     machine: ClarificationMachine,
     *,
     session_id: str,
-    subject: str,
     body_digest: str,
     prefilled: tuple[str, ...] = (),
 ) -> Statement:
-    """The statement of ``machine``'s session (stored as ``session_id``) for the file
-    ``subject`` whose text above the record has the SHA-256 ``body_digest``."""
+    """The statement of ``machine``'s session (stored as ``session_id``) for a decision file
+    whose text above the record has the SHA-256 ``body_digest``."""
     steps = tuple(
         AttestedStep(answers=dict(given), answered_by=source, principal=principal, proof=proof)
         for given, source, principal, proof in zip(
@@ -133,7 +141,7 @@ def attest(
     )
     return Statement(
         type=STATEMENT_TYPE,
-        subject=(Subject(name=subject, digest=DigestSet(sha256=body_digest)),),
+        subject=(Subject(name=subject_name(session_id), digest=DigestSet(sha256=body_digest)),),
         predicateType=PREDICATE_TYPE,
         predicate=Predicate(
             session_id=session_id,
@@ -178,6 +186,11 @@ def replayed(statement: Statement, flows: FlowRegistry) -> ClarificationMachine:
         raise AttestationError(
             f"its flow {predicate.flow.name!r} ({predicate.flow.fingerprint}) is not registered "
             "here; name the flow file it ran on with --flow"
+        )
+    if flow.name != predicate.flow.name:
+        raise AttestationError(
+            f"its flow is named {predicate.flow.name!r}, but {predicate.flow.fingerprint} is "
+            f"{flow.name!r}"
         )
     try:
         machine = ClarificationMachine(predicate.intention, flow, owner=predicate.owner)

@@ -77,12 +77,15 @@ class DecisionFile:
         return hashlib.sha256(self.head.encode("utf-8")).hexdigest()
 
 
-def section(machine: ClarificationMachine, prefilled: Collection[str] = ()) -> str:
-    """The "## Who answered" section of a Done session (``prefilled``: ids a front end filled
-    in from the intention, decided by it), ending with a newline; "" before Done."""
+def section(machine: ClarificationMachine, statement: Statement) -> str:
+    """The "## Who answered" section of a Done session attested by ``statement`` (whose
+    ``prefilled`` ids a front end filled in from the intention, decided by it), ending with a
+    blank line; "" before Done. Its last line is the statement's SHA-256: the section a reader
+    sees names the attestation below it, character for character."""
     patch = machine.turn.patch
     if patch is None:
         return ""
+    prefilled = statement.predicate.prefilled
     values = {"Category": patch.category, **dict(patch.fields)}
     qids = _question_ids(machine, patch.category)
     decided = ", ".join(f"{name} = {_inline(value)}" for name, value in values.items())
@@ -100,6 +103,10 @@ def section(machine: ClarificationMachine, prefilled: Collection[str] = ()) -> s
         if principal is not None:
             who.append(f"as {_inline(principal)}")
         lines.append(f"- {name}: {source}" + (f" ({' '.join(who)})" if who else ""))
+    if machine.owner is not None:
+        lines += ["", f"Started by {_inline(machine.owner)}."]
+    attested = hashlib.sha256(serialise(statement).encode("utf-8")).hexdigest()
+    lines += ["", f"Attestation (below): sha256 `{attested}`."]
     return "\n".join(lines) + "\n\n"
 
 
@@ -155,20 +162,19 @@ def record(
     machine: ClarificationMachine,
     *,
     session_id: str,
-    subject: str,
     prefilled: Collection[str] = (),
 ) -> str:
     """``text`` (a decision file, with or without a record) with its record rebuilt from
-    ``machine``'s session: the text above neutralised, then the section and the statement."""
+    ``machine``'s session (stored as ``session_id``): the text above neutralised, then the
+    section and the statement."""
     head = head_of(text)
     statement = attest(
         machine,
         session_id=session_id,
-        subject=subject,
         body_digest=hashlib.sha256(head.encode("utf-8")).hexdigest(),
         prefilled=tuple(prefilled),
     )
-    return compose(head, section(machine, prefilled), statement)
+    return compose(head, section(machine, statement), statement)
 
 
 def decision_document(machine: ClarificationMachine, session_id: str) -> str:
@@ -180,7 +186,7 @@ def decision_document(machine: ClarificationMachine, session_id: str) -> str:
     quoted = "\n".join(f"> {line}".rstrip() for line in machine.intention.split("\n"))
     values = "\n".join(f"- {name}: {value}" for name, value in patch.fields)
     head = f"# Decision: {patch.category}\n\n{quoted}\n\n{values}\n"
-    return record(head, machine, session_id=session_id, subject=f"{session_id}.md")
+    return record(head, machine, session_id=session_id)
 
 
 def _question_ids(machine: ClarificationMachine, category: str) -> dict[str, str]:

@@ -22,6 +22,7 @@ from preflight_fsm.principal import check_principal
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session, TraceEntry
 from preflight_fsm.states import (
+    DONE,
     NEED_CATEGORY,
     QUESTION_STATES,
     STATES,
@@ -191,7 +192,7 @@ class Engine:
         ):
             check_provenance(answered_by, principal, proof)  # InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
-            how = "with a decision" if s.position.state == "Done" else "without a decision"
+            how = "with a decision" if s.position.state == DONE else "without a decision"
             raise SessionFinished(
                 f"the session already ended {how}; start a new session to ask again"
             )

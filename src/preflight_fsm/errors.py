@@ -18,14 +18,17 @@ Every error derives from one base, and each is named after its condition::
      │    ├── CorruptSession                 the stored row is unreadable or was tampered with
      │    └── StoreUnavailable               the store cannot be opened or reached
      ├── InvalidPeopleFile (ValueError)      the people file is unreadable or holds a bad entry
- ├── PasskeyRefused                      a passkey assertion or enrollment did not verify
- ├── GraphvizMissing                     `dot` (for SVG and PNG diagrams) is not on PATH
+     ├── PasskeyRefused                      a passkey assertion or enrollment did not verify
+     ├── GraphvizMissing                     `dot` (for SVG and PNG diagrams) is not on PATH
      └── GraphvizFailed                      `dot` refused a diagram; has what it reported
+
+Each class carries its ``code``, the one name a CLI report (``--json``'s ``error``), an MCP
+result (``error.code``) and the docs give it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 __all__ = [
     "CorruptSession",
@@ -53,9 +56,13 @@ __all__ = [
 class PreflightFsmError(Exception):
     """Base of every error preflight-fsm raises on purpose."""
 
+    code: ClassVar[str] = "error"
+
 
 class InvalidFlow(PreflightFsmError, ValueError):
     """A flow definition (TOML or data) is broken; the message names the offending ids."""
+
+    code: ClassVar[str] = "invalid_flow"
 
     def __init__(self, message: str, *, ids: tuple[str, ...] = ()) -> None:
         super().__init__(message)
@@ -65,12 +72,16 @@ class InvalidFlow(PreflightFsmError, ValueError):
 class InvalidIntention(PreflightFsmError, ValueError):
     """The intention is empty, a placeholder, too long, or holds refused characters (C5)."""
 
+    code: ClassVar[str] = "invalid_intention"
+
 
 class InvalidAnswers(PreflightFsmError, ValueError):
     """A step's answers were refused; the session is unchanged (C5).
 
     ``feedback`` is the structured, JSON-serialisable account of what was wrong and what to send.
     """
+
+    code: ClassVar[str] = "invalid_answers"
 
     def __init__(self, feedback: dict[str, Any]) -> None:
         self.feedback = feedback
@@ -95,9 +106,13 @@ class InvalidAnswers(PreflightFsmError, ValueError):
 class SessionFinished(PreflightFsmError):
     """The session already ended in Done or NoPatch; start a new session to ask again."""
 
+    code: ClassVar[str] = "session_finished"
+
 
 class InvalidSnapshot(PreflightFsmError, ValueError):
     """A snapshot was refused (C9); ``field`` names the offending field. Nothing was restored."""
+
+    code: ClassVar[str] = "invalid_snapshot"
 
     def __init__(self, field: str, problem: str) -> None:
         self.field = field
@@ -108,6 +123,8 @@ class InvalidSnapshot(PreflightFsmError, ValueError):
 class SnapshotVersionError(InvalidSnapshot):
     """The snapshot's schema_version is not one this version can read or migrate."""
 
+    code: ClassVar[str] = "snapshot_version"
+
 
 class SnapshotFlowMismatch(InvalidSnapshot):
     """The snapshot's flow is not registered; register the flow it started on (C10).
@@ -115,15 +132,21 @@ class SnapshotFlowMismatch(InvalidSnapshot):
     ``session_id`` names the stored session it was raised for, when one was (``Sessions.list``).
     """
 
+    code: ClassVar[str] = "flow_mismatch"
+
     session_id: str | None = None
 
 
 class InvalidSeal(InvalidSnapshot):
     """A seal key is configured and the snapshot is unsealed or sealed under another key (C11)."""
 
+    code: ClassVar[str] = "invalid_seal"
+
 
 class SessionStoreError(PreflightFsmError):
     """A stored session could not be read or written; ``session_id`` names it (if any)."""
+
+    code: ClassVar[str] = "store_error"
 
     def __init__(self, message: str, *, session_id: str | None = None) -> None:
         super().__init__(message)
@@ -138,6 +161,8 @@ class SessionStoreError(PreflightFsmError):
 class SessionNotFound(SessionStoreError, LookupError):
     """No stored session has this id (it never existed, was deleted, or expired long ago)."""
 
+    code: ClassVar[str] = "session_not_found"
+
     def __init__(self, session_id: str) -> None:
         super().__init__(
             f"no session has the id {session_id!r} (never started here, deleted, or expired); "
@@ -148,6 +173,8 @@ class SessionNotFound(SessionStoreError, LookupError):
 
 class SessionExpired(SessionStoreError):
     """The session went too long without a step and was removed; start a new session."""
+
+    code: ClassVar[str] = "session_expired"
 
     def __init__(self, session_id: str, expire_after: float) -> None:
         super().__init__(
@@ -164,6 +191,8 @@ class SessionConflict(SessionStoreError):
     ``expected`` is the version the write was based on, ``actual`` the stored one (None when the
     write was a create and the id was taken).
     """
+
+    code: ClassVar[str] = "session_conflict"
 
     def __init__(self, session_id: str, expected: int | None, actual: int | None) -> None:
         if expected is None:
@@ -183,6 +212,8 @@ class SessionConflict(SessionStoreError):
 class CorruptSession(SessionStoreError):
     """The stored row of this session is unreadable or was tampered with; delete it."""
 
+    code: ClassVar[str] = "corrupt_session"
+
     def __init__(self, session_id: str, problem: str) -> None:
         super().__init__(
             f"session {session_id!r} is corrupt ({problem}); delete it and start a new session",
@@ -194,10 +225,14 @@ class CorruptSession(SessionStoreError):
 class StoreUnavailable(SessionStoreError):
     """The session store cannot be opened or reached (a bad path or URL, a server down)."""
 
+    code: ClassVar[str] = "store_unavailable"
+
 
 class InvalidPeopleFile(PreflightFsmError, ValueError):
     """The people file (``people.py``) cannot be read or holds a bad entry; the message names the
     file and the entry, and says what to fix."""
+
+    code: ClassVar[str] = "invalid_people_file"
 
 
 class PasskeyRefused(PreflightFsmError):
@@ -209,6 +244,8 @@ class PasskeyRefused(PreflightFsmError):
     ``wrong_origin``, ``user_not_verified``, ``malformed``.
     """
 
+    code: ClassVar[str] = "passkey_refused"
+
     def __init__(self, reason: str, message: str) -> None:
         self.reason = reason
         super().__init__(message)
@@ -217,9 +254,13 @@ class PasskeyRefused(PreflightFsmError):
 class GraphvizMissing(PreflightFsmError):
     """Graphviz's ``dot`` program, needed for SVG and PNG diagrams, is not on PATH."""
 
+    code: ClassVar[str] = "graphviz_missing"
+
 
 class GraphvizFailed(PreflightFsmError):
     """Graphviz's ``dot`` program refused a diagram; the message carries what it reported."""
+
+    code: ClassVar[str] = "graphviz_failed"
 
 
 def _rebuild(

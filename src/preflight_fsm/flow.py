@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -22,6 +22,7 @@ from preflight_fsm.text import match_key, refused
 
 __all__ = [
     "DEFAULT_FLOW_FILE",
+    "HINTS",
     "OTHER_OPTION",
     "OTHER_SUFFIX",
     "Category",
@@ -57,6 +58,8 @@ def other_text_question(question: str) -> str:
 
 
 Hint = Literal["task", "adr", "unsure"]
+HINTS: Final[tuple[Hint, ...]] = get_args(Hint)
+"""The decision hints (C7), in the order the contract lists them."""
 _ID = r"^[a-z][a-z0-9_]*$"
 
 

@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from preflight_fsm.answered_by import SIGNED, AnsweredBy
-from preflight_fsm.attestation import AttestationError, parse_statement, replayed
+from preflight_fsm.attestation import (
+    AttestationError,
+    parse_statement,
+    replayed,
+    subject_name,
+)
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.decision_record import (
     ATTESTATION_OPEN,
@@ -180,7 +185,9 @@ def verify_text(
         machine = replayed(statement, flows)
     except AttestationError as exc:
         return verdict("tampered", f"its attested inputs do not replay: {exc}")
-    rebuilt = section(machine, predicate.prefilled)
+    if statement.subject[0].name != subject_name(session_id):
+        return verdict("tampered", "its subject is not the decision of its session")
+    rebuilt = section(machine, statement)
     if not rebuilt:
         return verdict("tampered", "its attested inputs reach no decision")
     if compose(parts.head, rebuilt, statement) != text:

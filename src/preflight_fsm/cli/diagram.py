@@ -12,7 +12,7 @@ import typer
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import CommandFailed, reported, usage_error
-from preflight_fsm.cli.stores import SealKeyFileOption, open_sessions
+from preflight_fsm.cli.stores import STORE_HELP, SealKeyFileOption, open_sessions
 from preflight_fsm.diagrams import (
     BINARY_FORMATS,
     Format,
@@ -115,8 +115,8 @@ def diagram(
         typer.Option(
             "--store",
             metavar="URL_OR_PATH",
-            help="Where --session is stored (as in `preflight-fsm show`): a SQLite path or a "
-            "redis:// URL. Default: $PREFLIGHT_FSM_STORE, else .preflight-fsm/sessions.sqlite3.",
+            help=f"Where --session is stored (as in `preflight-fsm show`). {STORE_HELP} "
+            "Default: $PREFLIGHT_FSM_STORE, else .preflight-fsm/sessions.sqlite3.",
             show_default=False,
         ),
     ] = None,

@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shlex
 import socket
+import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from preflight_fsm.cli import app, serving
+from preflight_fsm.cli.chat import EXIT_INTERRUPTED
 from preflight_fsm.cli.report import usage_error
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
@@ -65,16 +69,72 @@ if TYPE_CHECKING:
     from preflight_fsm.mcp.http import HttpOptions
 
 
+def stdio_greeting(store: str | None, preflights: bool = False) -> str:
+    """What a person who runs the stdio server in a terminal is told on standard error: what it
+    is, and how an agent is connected to it instead (standard output stays the protocol's)."""
+    from preflight_fsm.cli.setup import server_command
+    from preflight_fsm.store.location import resolve_location, shown_location
+
+    where = shown_location(resolve_location(store))
+    name = "preflights" if preflights else "preflight-fsm"
+    command = [
+        *server_command(),
+        "mcp",
+        "--store",
+        where,
+        *(["--preflights"] if preflights else []),
+    ]
+    return (
+        f"preflight-fsm: an MCP server on stdio (sessions in {where}), waiting for an agent's "
+        "JSON-RPC on standard input: an agent starts this command itself.\n"
+        f"  Connect Claude Code: {shlex.join(['claude', 'mcp', 'add', name, '--', *command])}\n"
+        "  Cursor, VS Code and the others: preflight-fsm setup\n"
+        "  Ctrl-C stops it."
+    )
+
+
+def _serve_stdio(
+    server: Any, store: str | None, closing: Callable[[], None] | None, preflights: bool
+) -> None:
+    """Serve over stdio until standard input ends; on a terminal, greet on standard error.
+
+    Ctrl-C ends the process with 130 at once: the line being read is abandoned in its blocked
+    thread, which the interpreter's exit would otherwise wait for (until Ctrl-D). The store is
+    closed first; nothing else is in flight between two requests.
+    """
+    from preflight_fsm.mcp import serve
+
+    try:
+        if sys.stdin.isatty():
+            typer.echo(stdio_greeting(store, preflights), err=True)
+        serve(server, "stdio")
+    except (KeyboardInterrupt, BaseExceptionGroup) as stopped:
+        # The transport's task group may wrap the interrupt with the cancellations it caused.
+        if isinstance(stopped, BaseExceptionGroup) and not stopped.subgroup(KeyboardInterrupt):
+            raise
+        if closing is not None:
+            closing()
+        typer.echo("\npreflight-fsm: stopped (Ctrl-C)", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+
 def _serve_announced(
-    server: Any, transport: Literal["stdio", "http"], options: HttpOptions, store: str | None
+    server: Any,
+    transport: Literal["stdio", "http"],
+    options: HttpOptions,
+    store: str | None,
+    closing: Callable[[], None] | None = None,
+    *,
+    preflights: bool = False,
 ) -> None:
     """Serve; over HTTP, say on standard error where, with which store, and when it stops."""
     from preflight_fsm.mcp import serve
     from preflight_fsm.store.location import resolve_location, shown_location
 
     if transport == "stdio":  # standard output is the protocol's; the agent started it
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(server, transport)
+        _serve_stdio(server, store, closing, preflights)
         return
     served: list[str] = []
 
@@ -179,6 +239,7 @@ def mcp_command(
     max_sessions: serving.MaxSessionsOption = None,
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
     session_idle_timeout: serving.SessionIdleTimeoutOption = None,
+    header_timeout: serving.HeaderTimeoutOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -197,7 +258,7 @@ def mcp_command(
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
         raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
     from preflight_fsm.mcp import HTTP_PATH, build_server
-    from preflight_fsm.mcp.http import HttpOptions, store_health
+    from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
@@ -218,7 +279,11 @@ def mcp_command(
         public_url=url,
         policy=OriginPolicy.of(url, allowed_origin or (), allowed_host or ()),
         limits=serving.limits_of(
-            max_request_bytes, max_sessions, max_sessions_per_client, session_idle_timeout
+            max_request_bytes,
+            max_sessions,
+            max_sessions_per_client,
+            session_idle_timeout,
+            header_timeout,
         ),
     )
     if preflights:
@@ -245,7 +310,7 @@ def mcp_command(
         except RuntimeError as exc:
             typer.echo(f"preflight-fsm: {exc}", err=True)
             raise typer.Exit(2) from None
-        _serve_announced(server, chosen, options, store)
+        _serve_announced(server, chosen, options, store, preflights=True)
         return
     with _reported(as_json=False):
         loaded = load_registry(flow) if flow is not None else None
@@ -253,7 +318,7 @@ def mcp_command(
         opened = open_store(store, expire_after=expire_after)
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
-    health = store_health(opened)
+    health = opened.check
     try:
         # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
         # servers sharing a store and keys serve each other's sessions and rounds.
@@ -264,6 +329,6 @@ def mcp_command(
             answers_from=policy,
             auth=auth,
         )
-        _serve_announced(server, chosen, replace(options, health=health), store)
+        _serve_announced(server, chosen, replace(options, health=health), store, opened.close)
     finally:
         opened.close()

@@ -104,7 +104,8 @@ def usage_error(message: str) -> CommandFailed:
 
 
 def error_code(error: PreflightFsmError) -> tuple[int, str] | None:
-    """How an engine or store error ends a command: its exit code and ``error`` name, or None."""
+    """How an engine or store error ends a command: its exit code and ``error`` name (the
+    error's own ``code``), or None."""
     from preflight_fsm.errors import (
         CorruptSession,
         InvalidFlow,
@@ -117,20 +118,20 @@ def error_code(error: PreflightFsmError) -> tuple[int, str] | None:
         StoreUnavailable,
     )
 
-    table: tuple[tuple[type[PreflightFsmError], int, str], ...] = (
-        (SessionNotFound, EXIT_UNKNOWN_SESSION, "session_not_found"),
-        (SessionExpired, EXIT_UNKNOWN_SESSION, "session_expired"),
-        (SessionConflict, EXIT_CONFLICT, "session_conflict"),
-        (SessionFinished, EXIT_FINISHED, "session_finished"),
-        (CorruptSession, EXIT_CORRUPT, "corrupt_session"),
-        (StoreUnavailable, EXIT_STORE_UNAVAILABLE, "store_unavailable"),
-        (InvalidIntention, EXIT_USAGE, "invalid_intention"),
-        (InvalidFlow, EXIT_USAGE, "invalid_flow"),
-        (SnapshotFlowMismatch, EXIT_USAGE, "flow_mismatch"),
+    table: tuple[tuple[type[PreflightFsmError], int], ...] = (
+        (SessionNotFound, EXIT_UNKNOWN_SESSION),
+        (SessionExpired, EXIT_UNKNOWN_SESSION),
+        (SessionConflict, EXIT_CONFLICT),
+        (SessionFinished, EXIT_FINISHED),
+        (CorruptSession, EXIT_CORRUPT),
+        (StoreUnavailable, EXIT_STORE_UNAVAILABLE),
+        (InvalidIntention, EXIT_USAGE),
+        (InvalidFlow, EXIT_USAGE),
+        (SnapshotFlowMismatch, EXIT_USAGE),
     )
-    for kind, code, name in table:
+    for kind, code in table:
         if isinstance(error, kind):
-            return code, name
+            return code, error.code
     return None
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "AcceptEvictingStoreOption",
     "AllowedHostOption",
     "AllowedOriginOption",
+    "HeaderTimeoutOption",
     "InsecureNoAuthOption",
     "MaxRequestBytesOption",
     "MaxSessionsOption",
@@ -166,23 +167,32 @@ AcceptEvictingStoreOption = Annotated[
     ),
 ]
 
+HeaderTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--header-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        help="HTTP: seconds a client has to send a request's head (a slow sender is cut off).",
+        show_default=False,
+    ),
+]
+
 
 def check_store(opened: SessionStore, accept_evicting: bool) -> None:
     """Before the server listens: exit 8 when the store cannot be reached; name a store that
     would lose sessions on restart; refuse one that evicts them unless the operator accepts it."""
     from preflight_fsm.errors import StoreUnavailable
-    from preflight_fsm.mcp.http import store_health
 
-    problem = store_health(opened)()
+    problem = opened.check()
     if problem is not None:
         opened.close()
         with reported():
             raise StoreUnavailable(problem)
-    # Capabilities of some backends only (Redis); the other stores keep every session.
-    durability = getattr(opened, "durability_warning", lambda: None)()
+    durability = opened.durability_warning()
     if durability:
         typer.echo(f"preflight-fsm: warning: {durability}", err=True)
-    policy = getattr(opened, "eviction_policy", lambda: None)()
+    policy = opened.eviction_policy()
     if policy is None:
         return
     if not accept_evicting:
@@ -267,6 +277,7 @@ def limits_of(
     max_sessions: int | None,
     max_sessions_per_client: int | None,
     session_idle_timeout: float | None,
+    header_timeout: float | None = None,
 ) -> HttpLimits:
     """HttpLimits with the options given; the others keep their defaults."""
     from preflight_fsm.mcp.http import HttpLimits
@@ -277,4 +288,5 @@ def limits_of(
         max_sessions=max_sessions or limits.max_sessions,
         max_sessions_per_client=max_sessions_per_client or limits.max_sessions_per_client,
         session_idle_timeout=session_idle_timeout or limits.session_idle_timeout,
+        header_timeout=header_timeout or limits.header_timeout,
     )

@@ -44,6 +44,7 @@ from preflight_fsm.cli.stores import (
     StoreOption,
     open_sessions,
 )
+from preflight_fsm.states import DONE, NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD, NO_PATCH
 
 MAX_ANSWERS_BYTES = 1024 * 1024
 """`answer ID -` reads at most this much JSON (a step holds at most 32 answers of 500 characters
@@ -168,11 +169,11 @@ def _json_answers(data: bytes | str, source: str) -> dict[str, Any]:
 
 
 _STATUS: dict[str, str] = {
-    "NeedCategory": "asking the type of change",
-    "NeedPrimaryField": "asking its question",
-    "NeedOther": 'waiting for the text of "Other (specify)"',
-    "Done": "decided",
-    "NoPatch": "ended without a decision",
+    NEED_CATEGORY: "asking the type of change",
+    NEED_PRIMARY_FIELD: "asking its question",
+    NEED_OTHER: 'waiting for the text of "Other (specify)"',
+    DONE: "decided",
+    NO_PATCH: "ended without a decision",
 }
 """Each state as a person reads it; the state names stay in ``--json`` (issue 24)."""
 
@@ -339,7 +340,7 @@ def answer(
         except InvalidAnswers as refused:
             texts = question_texts(machine.flow)
             raise CommandFailed(
-                "invalid_answers",
+                refused.code,
                 "the answers were not accepted; nothing was recorded",
                 EXIT_INVALID_ANSWERS,
                 details={"session_id": session_id, "store": shown, "feedback": refused.feedback},
@@ -455,7 +456,7 @@ def stored_machine(
         with reported(shown):
             loaded, record = sessions.load(session_id)
             if loaded.finished:
-                how = "with a decision" if loaded.state == "Done" else "without a decision"
+                how = "with a decision" if loaded.state == DONE else "without a decision"
                 raise SessionFinished(
                     f"session {session_id!r} already ended {how}; "
                     "`preflight-fsm show` prints its outcome"

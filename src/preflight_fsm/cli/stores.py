@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -21,15 +21,29 @@ if TYPE_CHECKING:
     from preflight_fsm.snapshot import SealKeys
     from preflight_fsm.store import Sessions
 
-__all__ = ["ExpireOption", "FlowOption", "SealKeyFileOption", "StoreOption", "open_sessions"]
+__all__ = [
+    "STORE_HELP",
+    "ExpireOption",
+    "FlowOption",
+    "SealKeyFileOption",
+    "StoreOption",
+    "open_sessions",
+]
+
+STORE_HELP: Final = (
+    "A SQLite file path (or sqlite:///absolute/path), or a redis://, rediss://, unix://, "
+    "postgresql:// or postgres:// URL."
+)
+"""What ``--store`` accepts, as every command's help says it (a test holds it equal to the
+registered backends' prefixes; the store package is not imported to print help)."""
 
 StoreOption = Annotated[
     str | None,
     typer.Option(
         "--store",
         metavar="URL_OR_PATH",
-        help="A SQLite file path, or a redis://, rediss:// or unix:// URL. Default: "
-        "$PREFLIGHT_FSM_STORE, else .preflight-fsm/sessions.sqlite3 in the working directory.",
+        help=f"{STORE_HELP} Default: $PREFLIGHT_FSM_STORE, else .preflight-fsm/sessions.sqlite3 "
+        "in the working directory.",
         show_default=False,
     ),
 ]
@@ -115,10 +129,10 @@ def open_sessions(
         keys = _seal_keys(seal_key_file)
         opened = open_store(location, create=create)
     try:
-        if getattr(opened, "exists", True) is False:
+        if not opened.exists:
             shown = f"{shown}, which does not exist yet: the first `start` creates it"
         if warn:
-            why = getattr(opened, "durability_warning", lambda: None)()
+            why = opened.durability_warning()
             if why:
                 typer.echo(f"preflight-fsm: warning: {why}", err=True)
         with reported(shown):

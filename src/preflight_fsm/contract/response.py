@@ -12,11 +12,10 @@ from preflight_fsm.contract.rules import (
     clean_text,
     is_sequence,
 )
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow, default_flow
+from preflight_fsm.flow import HINTS, OTHER_OPTION, OTHER_SUFFIX, Flow, default_flow
 
 __all__ = ["check_llm_response"]
 
-HINTS = ("task", "adr", "unsure")
 MAX_QUESTIONS = 2
 _CHOICE_TYPES = ("single_choice", "multi_choice")
 _TYPES = (*_CHOICE_TYPES, "free_text")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from preflight_fsm import ClarificationMachine, Flow, default_flow, load_flow, transition_table
 from preflight_fsm.diagrams.diff import diff_graph, flow_diff
@@ -53,6 +53,8 @@ _BLOCK = re.compile(
 
 class GeneratedPartMissing(PreflightFsmError):
     """docs/flow.md lacks a ``<!-- begin generated: NAME -->`` … ``end`` block the code fills."""
+
+    code: ClassVar[str] = "generated_part_missing"
 
 
 def example_session(flow: Flow | None = None) -> ClarificationMachine:

@@ -18,20 +18,20 @@ from preflight_fsm.llm.guard import (
     DEADLINE_ENV,
     DEFAULT_DEADLINE,
     REASONS,
-    Clock,
+    DeadlineClock,
     GuardedLLMAdapter,
     Replacement,
     SystemClock,
     deadline_from,
 )
-from preflight_fsm.llm.judge import RULES, Disagreement, judge_patch, judge_turn
+from preflight_fsm.llm.judge import AGREEMENT_RULES, Disagreement, judge_patch, judge_turn
 
 __all__ = [
+    "AGREEMENT_RULES",
     "DEADLINE_ENV",
     "DEFAULT_DEADLINE",
     "REASONS",
-    "RULES",
-    "Clock",
+    "DeadlineClock",
     "Disagreement",
     "GuardedLLMAdapter",
     "Replacement",

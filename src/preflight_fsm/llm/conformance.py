@@ -29,11 +29,11 @@ from preflight_fsm.integrations.preflights import (
 )
 from preflight_fsm.integrations.preflights.position import STAND_IN_INTENTION
 from preflight_fsm.llm.guard import complete_turn
-from preflight_fsm.llm.judge import RULES, Disagreement, judge_patch, judge_turn
+from preflight_fsm.llm.judge import AGREEMENT_RULES, Disagreement, judge_patch, judge_turn
 
 __all__ = ["Check", "ConformancePath", "Report", "conform", "flow_paths", "report_json"]
 
-TURN_RULES: Final = RULES[:-1]
+TURN_RULES: Final = AGREEMENT_RULES[:-1]
 """The rules a turn is judged by; the patch is judged once a path ends."""
 
 
@@ -163,8 +163,8 @@ class Report:
         return _share(self.checks)
 
     def by_rule(self) -> dict[str, tuple[int, int]]:
-        """rule -> (agreed, checks), in RULES order."""
-        return {rule: _count(c for c in self.checks if c.rule == rule) for rule in RULES}
+        """rule -> (agreed, checks), in AGREEMENT_RULES order."""
+        return {rule: _count(c for c in self.checks if c.rule == rule) for rule in AGREEMENT_RULES}
 
     def by_transition(self) -> dict[str, tuple[int, int]]:
         """transition -> (agreed, checks), in the order first met."""

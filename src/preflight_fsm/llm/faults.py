@@ -31,7 +31,7 @@ from preflights.application.types import LLMResponse as PfLLMResponse
 from preflights.application.types import Question as PfQuestion
 from preflights.core.types import DecisionPatch as PfDecisionPatch
 
-from preflight_fsm.llm.guard import Clock, SystemClock
+from preflight_fsm.llm.guard import DeadlineClock, SystemClock
 
 __all__ = ["FAULTS", "FaultyLLMAdapter"]
 
@@ -79,7 +79,7 @@ class FaultyLLMAdapter:
         *,
         seed: int = 0,
         delay: float = 60.0,
-        clock: Clock | None = None,
+        clock: DeadlineClock | None = None,
     ) -> None:
         unknown = sorted(set(rates) - set(FAULTS))
         if unknown:
@@ -90,7 +90,7 @@ class FaultyLLMAdapter:
         self._rates = [(name, float(rates.get(name, 0.0))) for name in FAULTS]
         self._random = random.Random(seed)
         self._delay = delay
-        self._clock: Clock = clock or SystemClock()
+        self._clock: DeadlineClock = clock or SystemClock()
         self.injected: list[str | None] = []
         """The fault injected at each call so far, None where the wrapped adapter answered."""
         self.provider: str = str(getattr(llm, "provider", "llm"))

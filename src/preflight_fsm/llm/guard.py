@@ -42,7 +42,7 @@ from preflight_fsm.integrations.preflights import (
     FsmLLMAdapter,
     to_preflights_response,
 )
-from preflight_fsm.integrations.preflights.position import Position
+from preflight_fsm.integrations.preflights.position import Standing
 from preflight_fsm.llm.judge import judge_patch, judge_turn
 from preflight_fsm.option_names import as_flow_answers, shown_names
 
@@ -50,7 +50,7 @@ __all__ = [
     "DEADLINE_ENV",
     "DEFAULT_DEADLINE",
     "REASONS",
-    "Clock",
+    "DeadlineClock",
     "GuardedLLMAdapter",
     "Replacement",
     "SystemClock",
@@ -77,7 +77,7 @@ REASONS: Final = {
 _REMEMBERED: Final = 1024
 
 
-class Clock(Protocol):
+class DeadlineClock(Protocol):
     """Where the guard reads time (seconds, any origin) and how a simulated delay waits."""
 
     def monotonic(self) -> float:
@@ -169,13 +169,13 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         *,
         flow: Flow | None = None,
         deadline: float | str | None = None,
-        clock: Clock | None = None,
+        clock: DeadlineClock | None = None,
         on_replacement: Callable[[Replacement], None] | None = None,
     ) -> None:
         super().__init__(flow=flow)
         self._llm = llm
         self._deadline = deadline_from(deadline)
-        self._clock: Clock = clock or SystemClock()
+        self._clock: DeadlineClock = clock or SystemClock()
         self._on_replacement = on_replacement
         self.replacements: deque[Replacement] = deque(maxlen=_REMEMBERED)
         # What Preflights' CLI shows as "LLM: <provider> (<model>)".
@@ -259,7 +259,7 @@ class GuardedLLMAdapter(FsmLLMAdapter):
     def turn_at(
         self,
         intention: str,
-        where: Position,
+        where: Standing,
         heuristics_config: HeuristicsConfig,
         asked: Sequence[str],
         answers: Mapping[str, Any],

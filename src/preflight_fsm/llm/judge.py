@@ -10,8 +10,8 @@ the LLM's text, the engine receives the flow's option it names. A reply to
 ``extract_decision_patch`` must equal the engine's patch from the same answers (C6: the user's
 category, exactly the values given, nothing invented).
 
-Each finding is a :class:`Disagreement` under one of :data:`RULES`, the groups the conformance
-report counts agreement by.
+Each finding is a :class:`Disagreement` under one of :data:`AGREEMENT_RULES`, the groups the
+conformance report counts agreement by (the contract's own rules are ``contract.RULES``).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from preflight_fsm.flow import Flow
 from preflight_fsm.option_names import option_names
 
 __all__ = [
-    "RULES",
+    "AGREEMENT_RULES",
     "Disagreement",
     "judge_patch",
     "judge_turn",
     "phase",
 ]
 
-RULES: Final = ("questions", "missing_info", "progress", "hint", "patch")
+AGREEMENT_RULES: Final = ("questions", "missing_info", "progress", "hint", "patch")
 """The groups a disagreement falls under, as the conformance report counts them."""
 
 _RULE_OF_VIOLATION: Final = {
@@ -44,7 +44,7 @@ _RULE_OF_VIOLATION: Final = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Disagreement:
-    """One way a reply differs from the engine: its rule group (a key of RULES) and what."""
+    """One way a reply differs from the engine: its rule (one of AGREEMENT_RULES) and what."""
 
     rule: str
     message: str

@@ -10,7 +10,6 @@ from __future__ import annotations
 from preflight_fsm.errors import (
     CorruptSession,
     InvalidAnswers,
-    InvalidFlow,
     InvalidIntention,
     PreflightFsmError,
     SessionConflict,
@@ -20,7 +19,7 @@ from preflight_fsm.errors import (
     StoreUnavailable,
 )
 from preflight_fsm.mcp.policy import NEED_USER_ARGUMENTS
-from preflight_fsm.mcp.results import ErrorCode, ErrorDetail, Failed
+from preflight_fsm.mcp.results import ENGINE_ERRORS, ErrorCode, ErrorDetail, Failed
 
 __all__ = ["failed", "failure_of"]
 
@@ -29,22 +28,22 @@ _HINTS: dict[ErrorCode, str] = {
     "string) with answers (an object of question id to text, or list of texts) to continue one.",
     "undecodable_text": "Send the text as valid UTF-8: undecodable bytes reach the server as "
     "U+FFFD, and lone surrogates are not text.",
-    "invalid_intention": "Send user_intention as one to 2,000 characters saying what to change "
+    InvalidIntention.code: "Send user_intention as one to 2,000 characters saying what to change "
     "(not a placeholder such as 'tbd'), without control characters; keep optional_context short.",
-    "invalid_answers": "Nothing was recorded. Follow feedback.action: answer the ids in "
+    InvalidAnswers.code: "Nothing was recorded. Follow feedback.action: answer the ids in "
     "feedback.issues.missing, fix those in feedback.issues.invalid, drop those in "
     "feedback.issues.unknown, and call again with the same session_id.",
-    "session_not_found": "Start a new session: call require_clarification with user_intention.",
-    "session_expired": "The session was removed after too long without a step; start a new "
+    SessionNotFound.code: "Start a new session: call require_clarification with user_intention.",
+    SessionExpired.code: "The session was removed after too long without a step; start a new "
     "session with the same user_intention.",
-    "session_finished": "The session already ended; get_session shows its outcome. Start a new "
+    SessionFinished.code: "The session already ended; get_session shows its outcome. Start a new "
     "session with user_intention to ask again.",
-    "session_conflict": "Another caller stepped this session first and nothing was written: call "
+    SessionConflict.code: "Another caller stepped this session first and nothing was written: call "
     "get_session (or require_clarification with the session_id and no answers) and answer the "
     "turn it asks now.",
-    "corrupt_session": "The stored session cannot be used; start a new session with "
+    CorruptSession.code: "The stored session cannot be used; start a new session with "
     "user_intention (`preflight-fsm delete SESSION_ID` removes the broken one).",
-    "store_unavailable": "The session store cannot be reached; nothing was changed. Call again "
+    StoreUnavailable.code: "The session store cannot be reached; nothing was changed. Call again "
     "once it is back (the server's --store names it).",
     "invalid_request_state": "The elicitation state sent back was refused (changed, expired, or "
     "minted by another server) and nothing was changed: call require_clarification with the "
@@ -53,18 +52,6 @@ _HINTS: dict[ErrorCode, str] = {
     "internal_error": "Nothing was changed. Call get_session to see where the session stands; "
     "report the message if it persists.",
 }
-
-_CODES: tuple[tuple[type[PreflightFsmError], ErrorCode], ...] = (
-    (InvalidAnswers, "invalid_answers"),
-    (InvalidIntention, "invalid_intention"),
-    (SessionExpired, "session_expired"),
-    (SessionNotFound, "session_not_found"),
-    (SessionFinished, "session_finished"),
-    (SessionConflict, "session_conflict"),
-    (CorruptSession, "corrupt_session"),
-    (StoreUnavailable, "store_unavailable"),
-    (InvalidFlow, "internal_error"),
-)
 
 
 def failed(
@@ -86,9 +73,9 @@ def failed(
 
 def failure_of(error: PreflightFsmError, session_id: str | None = None) -> Failed:
     """The error result for an engine or store error; InvalidAnswers carries its feedback."""
-    code: ErrorCode = next((c for kind, c in _CODES if isinstance(error, kind)), "internal_error")
+    code = error.code if isinstance(error, ENGINE_ERRORS) else "internal_error"
     feedback = error.feedback if isinstance(error, InvalidAnswers) else None
     known = getattr(error, "session_id", None) or session_id
-    if code == "session_not_found":
+    if isinstance(error, SessionNotFound):
         known = None  # there is no such session to point at
     return failed(code, str(error), session_id=known, feedback=feedback)

@@ -22,9 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from preflight_fsm.errors import SessionExpired, SessionNotFound, SessionStoreError
 from preflight_fsm.mcp.origins import OriginCheck, OriginPolicy
-from preflight_fsm.store import SessionStore
 
 __all__ = [
     "HEALTH_PATH",
@@ -33,7 +31,6 @@ __all__ = [
     "SessionQuota",
     "http_app",
     "serve_http",
-    "store_health",
 ]
 
 HEALTH_PATH: Final = "/healthz"
@@ -56,6 +53,8 @@ class HttpLimits:
     """Seconds a transport session lives without a request."""
     keep_alive_timeout: int = 5
     """Seconds an idle connection is kept open between requests."""
+    header_timeout: float = 10.0
+    """Seconds a client has to send a whole request head (a slow sender is cut off)."""
     max_connections: int = 256
     """Connections served at once (503 beyond), so slow clients cannot hold every socket."""
 
@@ -138,25 +137,6 @@ class SessionQuota:
         await self.app(scope, receive, counted)
 
 
-_PROBE_ID: Final = "00000000-0000-4000-8000-000000000000"
-
-
-def store_health(store: SessionStore) -> Callable[[], str | None]:
-    """Why ``store`` cannot be reached right now (None: it answered), for ``/healthz`` and the
-    check before the server listens. Reads one id no session has: any answer is an answer."""
-
-    def problem() -> str | None:
-        try:
-            store.get(_PROBE_ID)
-        except (SessionNotFound, SessionExpired):
-            return None
-        except SessionStoreError as exc:
-            return str(exc)
-        return None
-
-    return problem
-
-
 def http_app(server: MCPServer[Any], options: HttpOptions, path: str) -> ASGIApp:
     """The ASGI application: the SDK's streamable HTTP app behind the checks and bounds."""
     limits = options.limits
@@ -185,7 +165,51 @@ def http_app(server: MCPServer[Any], options: HttpOptions, path: str) -> ASGIApp
             route.app = SessionQuota(
                 route.app, limits.max_sessions_per_client, limits.session_idle_timeout
             )
-    return OriginCheck(app, options.policy)
+    return OriginCheck(app, options.policy, frozenset({HEALTH_PATH}))
+
+
+def _head_timeout_protocol(seconds: float) -> type[Any]:
+    """uvicorn's h11 protocol, closing a connection whose request head is not complete within
+    ``seconds`` of connecting or of the previous response (uvicorn bounds the idle time between
+    requests, not a head sent a byte at a time, which holds a connection slot forever)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutProtocol(H11Protocol):
+        _head_timer: Any = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(seconds, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before:  # a whole head arrived: the request is being served
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            self._arm()  # first: a pipelined request served next disarms it (handle_events)
+            super().on_response_complete()
+
+    return HeadTimeoutProtocol
 
 
 async def serve_http(
@@ -200,6 +224,8 @@ async def serve_http(
 
     config = uvicorn.Config(
         http_app(server, options, path),
+        # h11 (not httptools, whichever is installed): the head size and time bounds are its.
+        http=_head_timeout_protocol(options.limits.header_timeout),
         host=options.host,
         port=options.port,
         log_level=server.settings.log_level.lower(),

@@ -17,7 +17,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import anyio.to_thread
 from joserfc import jwt
@@ -51,6 +51,8 @@ MIN_REFRESH: Final = 30.0
 
 class IssuerUnavailable(PreflightFsmError):
     """The OpenID issuer's discovery document or keys could not be fetched or read."""
+
+    code: ClassVar[str] = "issuer_unavailable"
 
 
 @dataclass(frozen=True)

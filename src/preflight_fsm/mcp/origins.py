@@ -122,14 +122,18 @@ class OriginPolicy:
 
 class OriginCheck:
     """ASGI middleware: 421 for a Host, 403 for an Origin the policy does not allow; each
-    answer names the option that allows it. Every HTTP route is behind it (``/healthz`` too)."""
+    answer names the option that allows it. Paths in ``unchecked`` pass (``/healthz``: a load
+    balancer asks it by the server's address, and its answer drives nothing)."""
 
-    def __init__(self, app: ASGIApp, policy: OriginPolicy) -> None:
+    def __init__(
+        self, app: ASGIApp, policy: OriginPolicy, unchecked: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
         self.policy = policy
+        self.unchecked = unchecked
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path") in self.unchecked:
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers", ())}

@@ -10,7 +10,7 @@ every field of the contract's :class:`~preflight_fsm.Question`, the ``__other`` 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import pydantic_core
 from mcp_types import CallToolResult, TextContent
@@ -18,10 +18,24 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, WithJ
 
 from preflight_fsm import AnsweredBy, Question, TraceStep, Turn
 from preflight_fsm.answered_by import SOURCES_DESCRIBED, Source
+from preflight_fsm.errors import (
+    CorruptSession,
+    InvalidAnswers,
+    InvalidIntention,
+    SessionConflict,
+    SessionExpired,
+    SessionFinished,
+    SessionNotFound,
+    StoreUnavailable,
+)
+from preflight_fsm.flow import Hint
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.states import DONE, NO_PATCH, StateName
 from preflight_fsm.store import SessionState
 
 __all__ = [
+    "ENGINE_ERRORS",
+    "ERROR_CODES",
     "ClarificationOutcome",
     "Completed",
     "DecidedOut",
@@ -41,24 +55,30 @@ __all__ = [
     "tool_result",
 ]
 
-Hint = Literal["task", "adr", "unsure"]
+ENGINE_ERRORS: Final = (
+    InvalidIntention,
+    InvalidAnswers,
+    SessionNotFound,
+    SessionExpired,
+    SessionFinished,
+    SessionConflict,
+    CorruptSession,
+    StoreUnavailable,
+)
+"""The engine's and the store's errors a result names by their own ``code``; any other error is
+an ``internal_error``."""
 
-ErrorCode = Literal[
+ERROR_CODES: Final[tuple[str, ...]] = (
     "invalid_arguments",
     "undecodable_text",
-    "invalid_intention",
-    "invalid_answers",
-    "session_not_found",
-    "session_expired",
-    "session_finished",
-    "session_conflict",
-    "corrupt_session",
-    "store_unavailable",
+    *(error.code for error in ENGINE_ERRORS),
     "invalid_request_state",
     "answers_need_user",
     "internal_error",
-]
+)
 """One code per condition; ``docs/mcp.md`` lists what each means and what to send next."""
+
+ErrorCode = Annotated[str, WithJsonSchema({"enum": list(ERROR_CODES), "type": "string"})]
 
 
 class _Result(BaseModel):
@@ -188,7 +208,7 @@ class SessionView(_Result):
 
     status: Literal["needs_clarification", "completed", "stopped"]
     session_id: str
-    state: Literal["NeedCategory", "NeedPrimaryField", "NeedOther", "Done", "NoPatch"]
+    state: StateName
     version: int = Field(description="The stored version: it grows by one with every step.")
     intention: str
     owner: str | None = Field(
@@ -273,7 +293,7 @@ def outcome_of(
 ) -> NeedsClarification | Completed | Stopped:
     """The ``require_clarification`` result for a session at ``turn``; ``decided_by`` says who
     supplied each value of a decision."""
-    if turn.state == "Done":
+    if turn.state == DONE:
         patch = _patch(turn)
         assert patch is not None  # Done always carries its patch (C6)
         return Completed(
@@ -284,7 +304,7 @@ def outcome_of(
             progress=turn.progress,
             turn=turn.number,
         )
-    if turn.state == "NoPatch":
+    if turn.state == NO_PATCH:
         return Stopped(
             session_id=session_id,
             missing_info=list(turn.missing_info),

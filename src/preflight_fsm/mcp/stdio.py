@@ -159,8 +159,11 @@ class _CheckedLines:
                 await self._reply(error)
 
     async def _readline(self, limit: int) -> str:
-        """A line of at most ``limit`` characters, read in a worker thread (it blocks)."""
-        return await anyio.to_thread.run_sync(self._stdin.readline, limit)
+        """A line of at most ``limit`` characters, read in a worker thread (it blocks).
+
+        A cancelled read (Ctrl-C) is abandoned rather than waited for: the thread stays blocked
+        until a line comes, so the command ends the process without joining it (cli/mcp.py)."""
+        return await anyio.to_thread.run_sync(self._stdin.readline, limit, abandon_on_cancel=True)
 
     async def _reply(self, error: types.JSONRPCError) -> None:
         await self.ready.wait()

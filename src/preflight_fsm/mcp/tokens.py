@@ -2,9 +2,11 @@
 
 One ``[[token]]`` table per token: the ``principal`` it authenticates (recorded on every step
 its holder answers), an optional ``team`` (principals of one team share their sessions), and
-the SHA-256 of the token. The token itself is printed once by ``preflight-fsm tokens add`` and
-never stored: a copy of the file lets no one in. Tokens are 256 random bits, so one unsalted
-SHA-256 is what they need (a slow hash guards guessable passwords, which these are not).
+the SHA-256 of the token. ``[[team]]`` tables (``name``, ``members``) group principals that have
+no token here, such as an identity provider's subjects (``--oidc-issuer``). The token itself is
+printed once by ``preflight-fsm tokens add`` and never stored: a copy of the file lets no one
+in. Tokens are 256 random bits, so one unsalted SHA-256 is what they need (a slow hash guards
+guessable passwords, which these are not).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import hashlib
 import os
 import secrets
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from mcp.server.auth.provider import AccessToken
 
@@ -43,6 +45,8 @@ _KEYS: Final = frozenset({"principal", "team", "sha256"})
 class InvalidTokensFile(PreflightFsmError, ValueError):
     """The tokens file cannot be used; the message names the file, the entry and the fix."""
 
+    code: ClassVar[str] = "invalid_tokens_file"
+
 
 @dataclass(frozen=True, slots=True)
 class TokenHolder:
@@ -54,16 +58,19 @@ class TokenHolder:
 
 @dataclass(frozen=True)
 class TokensFile:
-    """The tokens of one file, by digest."""
+    """The tokens of one file, by digest, and the teams of principals without a token here
+    (an identity provider's subjects), by principal."""
 
     holders: dict[str, TokenHolder]
+    members: dict[str, str] = field(default_factory=dict)
 
     def holder(self, token: str) -> TokenHolder | None:
         return self.holders.get(token_digest(token))
 
     def teams(self) -> dict[str, str]:
         """Each principal's team, for those the operator grouped."""
-        return {h.principal: h.team for h in self.holders.values() if h.team is not None}
+        found = {h.principal: h.team for h in self.holders.values() if h.team is not None}
+        return {**found, **self.members}
 
 
 def token_digest(token: str) -> str:
@@ -85,12 +92,12 @@ def read_tokens(path: Path) -> TokensFile:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InvalidTokensFile(f"the tokens file {path} is not TOML: {exc}") from None
-    unknown = sorted(set(data) - {"token"})
+    unknown = sorted(set(data) - {"token", "team"})
     entries = data.get("token", [])
     if unknown or not isinstance(entries, list):
         raise InvalidTokensFile(
             f"the tokens file {path} holds {', '.join(unknown) or 'token'} where only "
-            "[[token]] tables belong"
+            "[[token]] and [[team]] tables belong"
         )
     holders: dict[str, TokenHolder] = {}
     for number, entry in enumerate(entries, start=1):
@@ -98,7 +105,42 @@ def read_tokens(path: Path) -> TokensFile:
         if digest in holders:
             raise InvalidTokensFile(f"{path}: token {number} repeats an earlier token's sha256")
         holders[digest] = holder
-    return TokensFile(holders)
+    members = _members(path, data.get("team", []))
+    for holder in holders.values():
+        grouped = members.get(holder.principal)
+        if holder.team is not None and grouped is not None and grouped != holder.team:
+            raise InvalidTokensFile(
+                f"{path}: {holder.principal} is in team {holder.team} (its token) and in team "
+                f"{grouped} ([[team]]); a principal belongs to one team"
+            )
+    return TokensFile(holders, members)
+
+
+def _members(path: Path, teams: object) -> dict[str, str]:
+    """``[[team]]`` tables (``name``, ``members``: principals, such as an identity provider's
+    subjects, that have no token in this file) as principal -> team."""
+    if not isinstance(teams, list):
+        raise InvalidTokensFile(f"{path}: team must be [[team]] tables (name, members)")
+    members: dict[str, str] = {}
+    for number, team in enumerate(teams, start=1):
+        where = f"{path}: team {number}"
+        if not isinstance(team, dict) or set(team) != {"name", "members"}:
+            raise InvalidTokensFile(f"{where} must hold exactly name and members")
+        name, listed = team["name"], team["members"]
+        if not isinstance(listed, list):
+            raise InvalidTokensFile(f"{where}: members must be a list of principals")
+        for value in (name, *listed):
+            problem = principal_problem(value)
+            if problem is not None:
+                raise InvalidTokensFile(f"{where}: {value!r} {problem}")
+        for member in listed:
+            if members.get(member, name) != name:
+                raise InvalidTokensFile(
+                    f"{where}: {member} is already in team {members[member]}; a principal "
+                    "belongs to one team"
+                )
+            members[member] = name
+    return members
 
 
 def _entry(path: Path, number: int, entry: object) -> tuple[TokenHolder, str]:

@@ -39,6 +39,7 @@ from preflight_fsm.mcp.results import (
     tool_result,
 )
 from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
+from preflight_fsm.states import TERMINAL_STATES
 from preflight_fsm.store import SessionNotFound, Sessions, StoredSession
 
 __all__ = ["ClarificationTools"]
@@ -62,7 +63,7 @@ GET_SESSION = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Position:
+class _Stored:
     """A stored session as loaded or written: its id, stored version, and machine."""
 
     session_id: str
@@ -126,13 +127,13 @@ class ClarificationTools:
 
     # Run in worker threads, which see the request's context: current_caller is the caller.
 
-    def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Position:
+    def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Stored:
         owner = current_caller(self.teams).principal
         machine = ClarificationMachine(intention, self.sessions.flow, owner)
         if answers:
             machine.step(answers, "agent", principal=owner)  # refused: nothing stored (C5)
         record = self.sessions.create(machine)
-        return _Position(record.id, record.version, machine)
+        return _Stored(record.id, record.version, machine)
 
     def _owned(self, session_id: str) -> tuple[ClarificationMachine, StoredSession]:
         """The session, if the caller may use it; else SessionNotFound, as for no session."""
@@ -141,9 +142,9 @@ class ClarificationTools:
             raise SessionNotFound(session_id)
         return machine, record
 
-    def _load(self, session_id: str) -> _Position:
+    def _load(self, session_id: str) -> _Stored:
         machine, record = self._owned(session_id)
-        return _Position(record.id, record.version, machine)
+        return _Stored(record.id, record.version, machine)
 
     def _step(
         self,
@@ -153,7 +154,7 @@ class ClarificationTools:
         turn: int | None = None,
         version: int | None = None,
         answered_by: AnsweredBy = "agent",
-    ) -> _Position:
+    ) -> _Stored:
         """One step, its answers supplied by ``answered_by``, written by compare-and-set on the
         version it loaded (or ``version``)."""
         position = self._load(session_id)
@@ -165,7 +166,7 @@ class ClarificationTools:
             raise _MovedOn(position)
         machine.step(answers, answered_by, principal=current_caller(self.teams).principal)
         record = self.sessions.save(session_id, machine, position.version)
-        return _Position(record.id, record.version, machine)
+        return _Stored(record.id, record.version, machine)
 
     def _view(self, session_id: str) -> SessionView:
         machine, record = self._owned(session_id)
@@ -299,11 +300,11 @@ class ClarificationTools:
                 return failed("undecodable_text", problem)
         return None
 
-    def _conflict(self, position: _Position) -> Failed:
+    def _conflict(self, position: _Stored) -> Failed:
         turn = position.machine.turn
         where = (
             f"it already ended in {turn.state}"
-            if turn.state in ("Done", "NoPatch")
+            if turn.state in TERMINAL_STATES
             else f"it now asks turn {turn.number}"
         )
         return failed(
@@ -314,13 +315,13 @@ class ClarificationTools:
         )
 
     @staticmethod
-    def _outcome(position: _Position) -> Any:
+    def _outcome(position: _Stored) -> Any:
         machine = position.machine
         return outcome_of(position.session_id, machine.turn, machine.decided_by)
 
     # -- the form rounds' host (``rounds.py`` asks them) ----------------------------------------
 
-    def _round_of(self, position: _Position) -> Round | Any:
+    def _round_of(self, position: _Stored) -> Round | Any:
         """The session's current turn as a round, or its outcome once it has ended."""
         machine = position.machine
         if machine.finished:
@@ -360,7 +361,7 @@ class ClarificationTools:
         return self._round_of(position)
 
     def questions(self, asked: Round) -> Any:
-        position: _Position = asked.source
+        position: _Stored = asked.source
         return self._outcome(position)
 
     def failure(
@@ -378,6 +379,6 @@ class ClarificationTools:
 class _MovedOn(Exception):
     """The session is no longer where the caller said it was (another step came first)."""
 
-    def __init__(self, position: _Position) -> None:
+    def __init__(self, position: _Stored) -> None:
         super().__init__(position.session_id)
         self.position = position

@@ -19,6 +19,7 @@ from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotVersionEr
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, FlowRegistry
 from preflight_fsm.snapshot.model import SCHEMA_VERSION, canonical
 from preflight_fsm.snapshot.seal import SealKeys
+from preflight_fsm.states import NEED_CATEGORY, NEED_PRIMARY_FIELD
 
 __all__ = ["MIGRATIONS", "SIGNED_CONTENT", "SchemaMigration", "schema_version_of", "upgraded"]
 
@@ -142,7 +143,7 @@ def _v1_to_v2(data: dict[str, Any], flows: FlowRegistry) -> dict[str, Any]:
             continue
         given = steps.setdefault(t["turn"], {})
         source, dest = t.get("source"), t.get("dest")
-        key = {"NeedCategory": cq, "NeedPrimaryField": field}.get(str(source), owed)
+        key = {NEED_CATEGORY: cq, NEED_PRIMARY_FIELD: field}.get(str(source), owed)
         if key is None:
             return data
         if source == "NeedOther":

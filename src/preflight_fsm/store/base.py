@@ -1,14 +1,16 @@
 """The session store interface: snapshot JSON keyed by session id, written by compare-and-set.
 
-Every backend (memory, SQLite, Redis) implements :class:`SessionStore` and passes one conformance
-suite (``tests/test_store.py``). A store never parses snapshots: it keeps the text it is given
-with a version that grows by one on every write. Expiry is the store's job because every backend
-must agree on it. Each session keeps the expiry it was created with (``create(...,
-expire_after=)``, else the store's default) and the fingerprint of the flow it runs on, beside its
-snapshot, so every later command honours them and ``entries(flow=...)`` finds a flow's sessions
-without reading a snapshot (C10). A session whose last write is its ``expire_after`` seconds old
-is expired: reading or writing it raises :class:`SessionExpired` and removes it; listing never
-removes anything.
+Every backend (memory, SQLite, Redis, PostgreSQL, a third party's) implements :class:`SessionStore`
+and passes one conformance suite (``preflight_fsm.store.testing``). A store never parses snapshots:
+it keeps the text it is given with a version that grows by one on every write. Expiry is the
+store's job because every backend must agree on it. Each session keeps the expiry it was created
+with (``create(..., expire_after=)``, else the store's default) and the fingerprint of the flow it
+runs on, beside its snapshot, so every later command honours them and ``entries(flow=...)`` finds a
+flow's sessions without reading a snapshot (C10). A session whose last write is its
+``expire_after`` seconds old is expired: reading or writing it raises :class:`SessionExpired` and
+removes it; listing never removes anything; :meth:`SessionStore.reclaim` removes expired sessions
+nobody reads again, a bounded batch at a time (every backend also reclaims on its own: on create,
+or by a TTL).
 """
 
 from __future__ import annotations
@@ -18,15 +20,21 @@ import math
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Self
 
-from preflight_fsm.errors import CorruptSession, SessionNotFound
+from preflight_fsm.errors import (
+    CorruptSession,
+    SessionNotFound,
+    SessionStoreError,
+    StoreUnavailable,
+)
 
 __all__ = [
     "DEFAULT_EXPIRE_AFTER",
+    "RECLAIM_BATCH",
     "SESSION_ID_PATTERN",
     "Clock",
     "SessionEntry",
@@ -39,6 +47,12 @@ DEFAULT_EXPIRE_AFTER: Final = 30 * 60.0
 
 SESSION_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """What a session id may look like: safe as a file name, a SQL value and a Redis key part."""
+
+RECLAIM_BATCH: Final = 100
+"""The most expired sessions one :meth:`SessionStore.reclaim` (and one create) removes."""
+
+_PROBE_ID: Final = "preflight-fsm.health-check"
+"""The id :meth:`SessionStore.check` reads by default: no session ever has it."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; ``time.time`` unless a test injects its own."""
@@ -143,8 +157,41 @@ class SessionStore(ABC):
             for entry in self.entries()
         ]
 
+    @abstractmethod
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        """Remove up to ``limit`` expired sessions (the oldest first where the backend can tell);
+        how many were removed. Live sessions are never touched."""
+
     def close(self) -> None:  # noqa: B027 - optional hook: backends without resources keep it
         """Release the backend's connections; the store is unusable afterwards."""
+
+    # -- optional capabilities: each default holds for a backend that says nothing more --------
+
+    @property
+    def exists(self) -> bool:
+        """False when the store was opened without ``create`` and there is none yet."""
+        return True
+
+    def durability_warning(self) -> str | None:
+        """Why sessions would not survive a restart of the backend's server, or None."""
+        return None
+
+    def eviction_policy(self) -> str | None:
+        """The policy by which the backend deletes live sessions under memory pressure (Redis's
+        ``maxmemory-policy``, any but ``noeviction``), or None: it never does."""
+        return None
+
+    def check(self) -> str | None:
+        """None when the store answers; else a sentence naming the problem (``/healthz``, and a
+        server's start). The default reads an id no session has, which every backend answers
+        cheaply; a backend overrides it with its own ping."""
+        try:
+            self.get(_PROBE_ID)
+        except StoreUnavailable as exc:
+            return str(exc)
+        except SessionStoreError:  # not found, expired, corrupt: the store answered
+            return None
+        return None
 
     def __enter__(self) -> Self:
         return self
@@ -170,6 +217,24 @@ class SessionStore(ABC):
     def expiry_for(self, expire_after: float | None) -> float:
         """A new session's expiry: ``expire_after`` checked, or the store's default."""
         return self.expire_after if expire_after is None else checked_expiry(expire_after)
+
+    def live_entries(
+        self, rows: Iterable[tuple[str, Sequence[object]]]
+    ) -> builtins.list[SessionEntry | CorruptSession]:
+        """``entries``' answer from ``(id, (version, created_at, updated_at, expire_after,
+        flow))`` rows as a backend read them: the live ones, an unreadable one as its
+        CorruptSession, the expired ones left out."""
+        now = self.clock()
+        found: builtins.list[SessionEntry | CorruptSession] = []
+        for session_id, meta in rows:
+            try:
+                entry = entry_from(session_id, *meta)
+            except CorruptSession as corrupt:
+                found.append(corrupt)
+                continue
+            if not self.is_expired(entry.updated_at, now, entry.expire_after):
+                found.append(entry)
+        return found
 
     @staticmethod
     def checked_flow(flow: str) -> str:

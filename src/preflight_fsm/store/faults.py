@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from preflight_fsm.errors import CorruptSession, StoreUnavailable
-from preflight_fsm.store.base import SessionEntry, SessionStore, StoredSession
+from preflight_fsm.store.base import RECLAIM_BATCH, SessionEntry, SessionStore, StoredSession
 
 __all__ = ["FAULTS", "FaultRates", "FaultyStore", "SimClock"]
 
@@ -130,6 +130,13 @@ class FaultyStore(SessionStore):
     def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         self._before("entries", None)
         return self.inner.entries(flow=flow)
+
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        self._before("reclaim", None)
+        return self.inner.reclaim(limit)
+
+    def check(self) -> str | None:
+        return self.inner.check()
 
     # -- the faults ------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Which store a command uses: ``--store``, else ``PREFLIGHT_FSM_STORE``, else SQLite in ``.``.
 
-A location is a ``redis://``, ``rediss://`` or ``unix://`` URL, ``memory:``, ``sqlite:///path``
-or a file path. Anything else that looks like a URL (``reddis://…``, ``http://…``, ``s3:…``) is
-refused by name instead of becoming a file of that name: a mistyped store must never be a new,
-empty one.
+A location is one a backend registered (``store/schemes.py``: ``sqlite:///path``, ``redis://``,
+``postgresql://``, ``memory:``, ...) or a file path (a SQLite store). Anything else that looks like
+a URL (``reddis://…``, ``http://…``, ``s3:…``) is refused by name instead of becoming a file of
+that name: a mistyped store must never be a new, empty one.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from typing import Final
 from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, SessionStore
 from preflight_fsm.store.folder import DEFAULT_FOLDER
+from preflight_fsm.store.schemes import accepted_locations, scheme_for
 
 __all__ = [
-    "ACCEPTED_LOCATIONS",
     "DEFAULT_PATH",
     "STORE_ENV",
+    "accepted_locations",
     "open_store",
     "resolve_location",
     "shown_location",
@@ -33,13 +34,6 @@ STORE_ENV: Final = "PREFLIGHT_FSM_STORE"
 DEFAULT_PATH: Final = Path(DEFAULT_FOLDER) / "sessions.sqlite3"
 """The default store: this SQLite file, relative to the working directory."""
 
-ACCEPTED_LOCATIONS: Final = (
-    "a SQLite file path (or sqlite:///absolute/path), a redis://, rediss:// or unix:// URL, "
-    "or memory: (this process only)"
-)
-"""What a store location may be, as error messages say it."""
-
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # A scheme as RFC 3986 spells it, then ":": two letters at least, so a Windows drive is a path.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
@@ -54,10 +48,9 @@ def resolve_location(location: str | os.PathLike[str] | None = None) -> str:
 def shown_location(location: str) -> str:
     """``location`` as it may be printed: a URL's password replaced by ``***``, a file path made
     absolute (a person must find the file whatever directory the command ran in)."""
-    if location.startswith(_REDIS_SCHEMES):
-        from preflight_fsm.store.redis import redacted
-
-        return redacted(location)
+    scheme = scheme_for(location)
+    if scheme is not None:
+        return scheme.shown(location)
     if _SCHEME.match(location):
         return location
     return os.path.abspath(location)
@@ -72,34 +65,23 @@ def open_store(
 ) -> SessionStore:
     """The store ``location`` names (see :func:`resolve_location`).
 
-    ``redis://``, ``rediss://`` and ``unix://`` URLs open a RedisStore; ``memory:`` a MemoryStore
-    (this process only); ``sqlite:///abs/path`` or a path a SqliteStore at that path, made there
-    only when ``create`` is true (a store that does not exist yet reads as empty otherwise). Any
-    other scheme raises StoreUnavailable naming what is accepted. ``expire_after`` is the expiry
-    of sessions created without one of their own.
+    A location starting with a registered prefix opens that backend (``redis://`` a RedisStore,
+    ``postgresql://`` a PostgresStore, ``memory:`` a MemoryStore, ``sqlite:///abs/path`` a
+    SqliteStore); a path opens a SqliteStore there, made only when ``create`` is true (a store
+    that does not exist yet reads as empty otherwise). Any other scheme raises StoreUnavailable
+    naming what is accepted. ``expire_after`` is the expiry of sessions created without one of
+    their own.
     """
     where = resolve_location(location)
-    if where.startswith(_REDIS_SCHEMES):
-        from preflight_fsm.store.redis import RedisStore
-
-        return RedisStore(where, expire_after=expire_after, clock=clock)
-    if where == "memory:":
-        from preflight_fsm.store.memory import MemoryStore
-
-        return MemoryStore(expire_after=expire_after, clock=clock)
-    if where.startswith("sqlite://"):
-        where = where.removeprefix("sqlite://")
-        if not where.startswith("/"):
-            raise StoreUnavailable(
-                f"{location!s} names no absolute path: write sqlite:///absolute/path, "
-                "or the path alone"
-            )
-    elif _SCHEME.match(where):
-        scheme = where.partition(":")[0]
+    scheme = scheme_for(where)
+    if scheme is not None:
+        return scheme.opener(where, expire_after=expire_after, clock=clock, create=create)
+    if _SCHEME.match(where):
+        name = where.partition(":")[0]
         hint = "" if "//" in where else f" (for a file whose name has a colon, write ./{where})"
         raise StoreUnavailable(
-            f"unknown store scheme {scheme + ':'!r} in {shown_location(where)!r}: a store is "
-            f"{ACCEPTED_LOCATIONS}{hint}"
+            f"unknown store scheme {name + ':'!r} in {shown_location(where)!r}: a store is "
+            f"{accepted_locations()}{hint}"
         )
     from preflight_fsm.store.sqlite import SqliteStore
 

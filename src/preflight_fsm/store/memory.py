@@ -6,14 +6,22 @@ import dataclasses
 import threading
 import time
 
-from preflight_fsm.errors import CorruptSession, SessionConflict, SessionExpired, SessionNotFound
+from preflight_fsm.errors import (
+    CorruptSession,
+    SessionConflict,
+    SessionExpired,
+    SessionNotFound,
+    StoreUnavailable,
+)
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
+    RECLAIM_BATCH,
     Clock,
     SessionEntry,
     SessionStore,
     StoredSession,
 )
+from preflight_fsm.store.schemes import register_store
 
 __all__ = ["MemoryStore"]
 
@@ -25,6 +33,15 @@ class MemoryStore(SessionStore):
         super().__init__(expire_after=expire_after, clock=clock)
         self._sessions: dict[str, StoredSession] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def at(
+        cls, location: str, *, expire_after: float, clock: Clock, create: bool = True
+    ) -> MemoryStore:
+        """A new, empty store for the location ``memory:`` (nothing else is one)."""
+        if location != "memory:":
+            raise StoreUnavailable(f"{location!r} is no store: write memory: alone")
+        return cls(expire_after=expire_after, clock=clock)
 
     @property
     def location(self) -> str:
@@ -44,6 +61,7 @@ class MemoryStore(SessionStore):
         with self._lock:
             if session_id in self._sessions:
                 raise SessionConflict(session_id, None, None)
+            self._reclaim(RECLAIM_BATCH)
             now = self.clock()
             record = StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
             self._sessions[session_id] = record
@@ -85,6 +103,21 @@ class MemoryStore(SessionStore):
                 and (flow is None or r.flow == flow)
             ]
 
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        with self._lock:
+            return self._reclaim(limit)
+
+    def _reclaim(self, limit: int) -> int:
+        now = self.clock()
+        expired = [
+            r.id
+            for r in self._sessions.values()
+            if self.is_expired(r.updated_at, now, r.expire_after)
+        ]
+        for session_id in expired[:limit]:
+            del self._sessions[session_id]
+        return min(len(expired), limit)
+
     def _live(self, session_id: str) -> StoredSession:
         record = self._sessions.get(session_id)
         if record is None:
@@ -93,3 +126,6 @@ class MemoryStore(SessionStore):
             del self._sessions[session_id]
             raise SessionExpired(session_id, record.expire_after)
         return record
+
+
+register_store(("memory:",), "memory: (this process only)", MemoryStore.at)

@@ -18,11 +18,9 @@ and ``unix://`` URLs alike) never appear in any message (:func:`redacted`).
 from __future__ import annotations
 
 import math
-import re
 import time
-import urllib.parse
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from preflight_fsm.errors import (
@@ -34,6 +32,7 @@ from preflight_fsm.errors import (
 )
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
+    RECLAIM_BATCH,
     Clock,
     SessionEntry,
     SessionStore,
@@ -41,6 +40,8 @@ from preflight_fsm.store.base import (
     entry_from,
     record_from,
 )
+from preflight_fsm.store.schemes import register_store
+from preflight_fsm.store.secrets import redacted, secrets_of
 
 if TYPE_CHECKING:
     import redis
@@ -144,6 +145,12 @@ class RedisStore(SessionStore):
         self._put = self._client.register_script(_PUT)
         self._delete_if_version = self._client.register_script(_DELETE_IF_VERSION)
 
+    @classmethod
+    def at(cls, location: str, *, expire_after: float, clock: Clock, create: bool) -> RedisStore:
+        """The store at a ``redis://``, ``rediss://`` or ``unix://`` URL (``create`` is moot: a
+        Redis store needs no making)."""
+        return cls(location, expire_after=expire_after, clock=clock)
+
     @property
     def location(self) -> str:
         """The URL with its password replaced by ``***``: safe to print."""
@@ -242,6 +249,32 @@ class RedisStore(SessionStore):
                 found, key=lambda e: str(e.session_id if isinstance(e, CorruptSession) else e.id)
             )
 
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        """Expired sessions by the store's clock (the keys' TTL, twice each expiry, reclaims the
+        rest without being asked); each removed only if no write came first."""
+        removed = 0
+        with self._guard(None):
+            for raw in self._client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+                if removed >= limit:
+                    break
+                key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+                try:
+                    values = cast(list[bytes | None], self._client.hmget(key, list(_META)))
+                    entry = _entry(key[len(self.prefix) :], values)
+                except (self._redis.ResponseError, CorruptSession):
+                    continue  # not a session's hash, or one deleted since the scan: not ours
+                if self.is_expired(entry.updated_at, expire_after=entry.expire_after):
+                    removed += int(self._delete_if_version(keys=[key], args=[str(entry.version)]))
+        return removed
+
+    def check(self) -> str | None:
+        try:
+            with self._guard(None):
+                self._client.ping()
+        except StoreUnavailable as exc:
+            return str(exc)
+        return None
+
     def durability_warning(self) -> str | None:
         """Why sessions would not survive a restart of this Redis server, or None.
 
@@ -300,7 +333,7 @@ class RedisStore(SessionStore):
     def _hidden(self, text: str) -> str:
         """``text`` without the URL's secrets, wherever a library quoted them."""
         text = text.replace(self.url, self.location_shown)
-        for secret in _secrets(self.url):
+        for secret in secrets_of(self.url):
             text = text.replace(secret, "***")
         return text
 
@@ -339,41 +372,6 @@ def _entry(session_id: str, values: list[bytes | None]) -> SessionEntry:
     )
 
 
-# The user part of a URL (up to its last "@" before the path), and a password in its query, as
-# redis-py reads them (``redis://:pw@host``, ``unix://:pw@/path``, ``...?password=pw``). Found by
-# pattern, not by urllib, so that a URL urllib refuses (``redis://:pw@[::1/0``) is redacted too.
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/?#:@]*):(?P<pw>[^/?#]*)@")
-_QUERY_PASSWORD = re.compile(r"(?P<key>[?&;]password=)(?P<pw>[^&;#]*)", re.IGNORECASE)
-
-
-def _secrets(url: str) -> list[str]:
-    """Every password ``url`` carries, as written and percent-decoded, longest first."""
-    found = [m.group("pw") for m in _QUERY_PASSWORD.finditer(url)]
-    userinfo = _USERINFO.match(url)
-    if userinfo is not None:
-        found.append(userinfo.group("pw"))
-    with suppress(ValueError):  # what urllib reads, where it differs from the patterns
-        found.append(urllib.parse.urlsplit(url).password or "")
-    decoded = [urllib.parse.unquote(secret) for secret in found]
-    return sorted({s for s in found + decoded if s}, key=len, reverse=True)
-
-
-def redacted(url: str) -> str:
-    """``url`` with every password (its user part's, a ``password=`` in its query) as ``***``.
-
-    >>> redacted("unix://:s3cret@/run/redis.sock?db=0&password=s3cret")
-    'unix://:***@/run/redis.sock?db=0&password=***'
-    """
-    shown = _QUERY_PASSWORD.sub(r"\g<key>***", url)
-    userinfo = _USERINFO.match(shown)
-    if userinfo is not None:
-        shown = shown[: userinfo.start("pw")] + "***" + shown[userinfo.end("pw") :]
-    for secret in _secrets(url):  # one urllib reads elsewhere, or quoted twice
-        if secret != "***":
-            shown = shown.replace(secret, "***")
-    return shown
-
-
 def _is_auth_error(exc: Exception) -> bool:
     text = str(exc)
     return type(exc).__name__.startswith("Authentication") or any(
@@ -402,3 +400,11 @@ def _decode(reply: Any) -> list[str]:
 
 def _glob_escape(text: str) -> str:
     return "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in text)
+
+
+register_store(
+    ("redis://", "rediss://", "unix://"),
+    "a redis://, rediss:// or unix:// URL",
+    RedisStore.at,
+    shown=redacted,
+)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from preflight_fsm.errors import (
     CorruptSession,
@@ -34,6 +34,7 @@ from preflight_fsm.errors import (
 from preflight_fsm.store import wal as _wal
 from preflight_fsm.store.base import (
     DEFAULT_EXPIRE_AFTER,
+    RECLAIM_BATCH,
     Clock,
     SessionEntry,
     SessionStore,
@@ -42,34 +43,10 @@ from preflight_fsm.store.base import (
     record_from,
 )
 from preflight_fsm.store.folder import make_store_folder
+from preflight_fsm.store.schemes import register_store
+from preflight_fsm.store.sqlite_layout import APPLICATION_ID, RECLAIM, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
-
-APPLICATION_ID: Final = 0x5046534D
-"""``PRAGMA application_id`` of every session store ("PFSM"): how a file is known to be one."""
-
-SCHEMA_VERSION: Final = 2
-"""``PRAGMA user_version`` of the layout below; a store of another version is refused."""
-
-SCHEMA = (
-    """
-CREATE TABLE sessions (
-    id TEXT PRIMARY KEY NOT NULL,
-    version INTEGER NOT NULL,
-    snapshot TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    expire_after REAL NOT NULL,
-    flow TEXT NOT NULL
-);
-CREATE INDEX sessions_by_flow ON sessions (flow);
-"""
-    + _wal.STATE_TABLE
-)
-"""Not a STRICT table on purpose: a row another tool wrote with wrong types must be readable
-enough to be reported as corrupt (CorruptSession) rather than break the whole file.
-"""
-
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -232,6 +209,17 @@ class SqliteStore(SessionStore):
         # an fsync per commit so they survive a power cut too (D34).
         db.execute(f"PRAGMA synchronous={self.synchronous}")
 
+    @classmethod
+    def at(cls, location: str, *, expire_after: float, clock: Clock, create: bool) -> SqliteStore:
+        """The store a ``sqlite:///absolute/path`` location names."""
+        path = location.removeprefix("sqlite://")
+        if not path.startswith("/"):
+            raise StoreUnavailable(
+                f"{location} names no absolute path: write sqlite:///absolute/path, "
+                "or the path alone"
+            )
+        return cls(path, expire_after=expire_after, clock=clock, create=create)
+
     @property
     def location(self) -> str:
         return str(self.path)
@@ -314,6 +302,7 @@ class SqliteStore(SessionStore):
             now = self.clock()
             try:
                 with self._write():
+                    db.execute(RECLAIM, (now, RECLAIM_BATCH))
                     db.execute(
                         f"INSERT INTO sessions (id, snapshot, {_META}) "
                         "VALUES (?, ?, 1, ?, ?, ?, ?)",
@@ -382,6 +371,12 @@ class SqliteStore(SessionStore):
                 if cursor.rowcount == 0:
                     raise SessionNotFound(session_id)
 
+    def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
+        if self._db is None:
+            return 0
+        with self._guard(), self._write():
+            return int(self._require().execute(RECLAIM, (self.clock(), limit)).rowcount)
+
     def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         if self._db is None:
             return []
@@ -393,18 +388,7 @@ class SqliteStore(SessionStore):
                 if flow is not None
                 else db.execute(f"{query} ORDER BY id")
             ).fetchall()
-            now = self.clock()
-            found: list[SessionEntry | CorruptSession] = []
-            for raw_id, *meta in rows:
-                session_id = _text(raw_id, "replace")
-                try:
-                    entry = entry_from(session_id, *meta)
-                except CorruptSession as corrupt:
-                    found.append(corrupt)
-                    continue
-                if not self.is_expired(entry.updated_at, now, entry.expire_after):
-                    found.append(entry)
-            return found
+            return self.live_entries((_text(raw_id, "replace"), meta) for raw_id, *meta in rows)
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -489,3 +473,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, UnicodeError):
         return "it holds text that is not UTF-8 (a damaged file)"
     return str(exc)
+
+
+register_store(("sqlite://",), "sqlite:///absolute/path", SqliteStore.at)

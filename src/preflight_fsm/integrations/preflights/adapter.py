@@ -46,7 +46,7 @@ from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.flow import OTHER_SUFFIX, Flow, default_flow
 from preflight_fsm.integrations.preflights.position import (
-    Position,
+    Standing,
     engine_intention,
     log_position,
     logger,
@@ -351,18 +351,20 @@ class FsmLLMAdapter:
         rounds: Sequence[Mapping[str, Any]] = (),
         answered_by: AnsweredBy | Provenance = "api",
         sources: Sequence[AnsweredBy | Provenance] = (),
-    ) -> Position:
-        """Where a session with these answers (and these accepted rounds, supplied by
-        ``sources``) stands, its new answers supplied by ``answered_by``; never raises.
+        owner: object = None,
+    ) -> Standing:
+        """Where a session (started by ``owner``) with these answers (and these accepted
+        rounds, supplied by ``sources``) stands, its new answers supplied by ``answered_by``;
+        never raises.
 
         See ``position.position``.
         """
-        return position(intention, answers, self._flow, rounds, answered_by, sources)
+        return position(intention, answers, self._flow, rounds, answered_by, sources, owner)
 
     def turn_at(
         self,
         intention: str,
-        where: Position,
+        where: Standing,
         heuristics_config: HeuristicsConfig,
         asked: Sequence[str],
         answers: Mapping[str, Any],
@@ -380,7 +382,7 @@ class FsmLLMAdapter:
         flow's option it names."""
         return as_flow_answers(answers, shown_names(shown, self._flow))
 
-    def write_debug(self, operation: str, where: Position, repo_path: str) -> None:
+    def write_debug(self, operation: str, where: Standing, repo_path: str) -> None:
         """``debug_llm``: the engine's account where Preflights writes a real LLM's prompt.
 
         That is ``.preflights/debug/last_llm_prompt.md`` in the repository, the file Preflights'

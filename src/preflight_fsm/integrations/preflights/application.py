@@ -41,14 +41,16 @@ from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.answers import described
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
-from preflight_fsm.integrations.preflights.position import Position, log_position
+from preflight_fsm.integrations.preflights.position import Standing, log_position
 from preflight_fsm.integrations.preflights.provenance import note_who_answered
 from preflight_fsm.integrations.preflights.sessions import (
+    OWNER,
     record_round,
     recorded_provenance,
     recorded_rounds,
 )
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.states import DONE
 
 __all__ = [
     "AWAITING_ANSWER",
@@ -179,12 +181,13 @@ class FsmPreflightsApp(PreflightsApp):
             recorded_rounds(session),
             source,
             recorded_provenance(session),
+            getattr(session, OWNER, None),
         )
         if debug_llm:
             self._engine.write_debug("continue_preflight", where, session.repo_path)
         if where.turn is None:
             return self._refused(session, merged, where)
-        if where.turn.state == "Done":
+        if where.turn.state == DONE:
             self._last_asked.pop(session_id, None)
             # The deciding round is recorded before Preflights' core takes over, so that its
             # follow-up rounds (answered by whoever) never stand in for who decided.
@@ -212,6 +215,7 @@ class FsmPreflightsApp(PreflightsApp):
             recorded_rounds(session),
             source,
             recorded_provenance(session),
+            getattr(session, OWNER, None),
         )
         if where.record is None or where.record.turn.patch is None:
             return
@@ -227,7 +231,7 @@ class FsmPreflightsApp(PreflightsApp):
         self,
         session: Session,
         merged: Answers,
-        where: Position,
+        where: Standing,
         answers_delta: Mapping[str, Any],
         source: Provenance,
     ) -> PreflightContinueResult:
@@ -254,7 +258,7 @@ class FsmPreflightsApp(PreflightsApp):
         result = PreflightContinueResult(status="needs_more_answers", questions=questions)
         return self._bounded(session.id, answers_delta, result)
 
-    def _stop(self, session: Session, merged: Answers, where: Position) -> PreflightContinueResult:
+    def _stop(self, session: Session, merged: Answers, where: Standing) -> PreflightContinueResult:
         assert where.turn is not None
         log_position("continue_preflight: stopped", where)
         key = where.turn.missing_info[0] if where.turn.missing_info else "change_category"
@@ -313,7 +317,7 @@ class FsmPreflightsApp(PreflightsApp):
         return f"give {qid} in the answers of the next require_clarification call"
 
     def _refused(
-        self, session: Session, merged: Answers, where: Position
+        self, session: Session, merged: Answers, where: Standing
     ) -> PreflightContinueResult:
         """The engine refused answers (C5): its feedback as Preflights' INVALID_ANSWER.
 

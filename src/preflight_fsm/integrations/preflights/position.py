@@ -27,12 +27,13 @@ from preflight_fsm.answered_by import AnsweredBy, Provenance, Source
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, PreflightFsmError
 from preflight_fsm.flow import Flow
 from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm.principal import principal_problem
 from preflight_fsm.turn import Turn
 
 __all__ = [
     "STAND_IN_INTENTION",
     "EngineIntention",
-    "Position",
+    "Standing",
     "engine_intention",
     "log_position",
     "position",
@@ -60,8 +61,8 @@ class EngineIntention:
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
-    """A session's position: the turn it stands at, or the feedback refusing its answers (C5).
+class Standing:
+    """Where a Preflights session stands: its turn, or the feedback refusing its answers (C5).
 
     ``turn`` is None exactly when ``feedback`` is set; ``intention`` is what the engine ran on.
     """
@@ -134,10 +135,12 @@ def position(
     rounds: Sequence[Mapping[str, Any]] = (),
     answered_by: AnsweredBy | Provenance = "api",
     sources: Sequence[AnsweredBy | Provenance] = (),
-) -> Position:
+    owner: object = None,
+) -> Standing:
     """Replay the ``rounds`` already accepted (round i supplied by ``sources[i]``, else by
     ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9: a
-    source, or a :class:`Provenance` with the principal and proof). Never raises.
+    source, or a :class:`Provenance` with the principal and proof), in a session started by
+    ``owner`` (a principal kept with the session; left out unless it is clean). Never raises.
 
     Each round is one step, as it was when it was accepted, so the turn budget (C3) and the
     conflicts of changed answers (C5) are the engine's own; without rounds the flat answers are
@@ -149,7 +152,8 @@ def position(
     now = Provenance.of(answered_by)
     chosen = engine_intention(intention, flow)
     relevant = _relevant(answers, flow) if isinstance(answers, Mapping) else {}
-    machine = ClarificationMachine(chosen.text, flow)
+    started_by = owner if isinstance(owner, str) and principal_problem(owner) is None else None
+    machine = ClarificationMachine(chosen.text, flow, started_by)
     turn = machine.turn
     try:
         for i, accepted in enumerate(rounds):
@@ -157,7 +161,7 @@ def position(
             turn = _step_if_answered(machine, turn, _relevant(accepted, flow), source)
     except PreflightFsmError as exc:  # a recorded round no longer replays (another flow)
         logger.warning("recorded rounds do not replay (%s): the answers are replayed alone", exc)
-        machine = ClarificationMachine(chosen.text, flow)
+        machine = ClarificationMachine(chosen.text, flow, started_by)
         turn = machine.turn
     try:
         if rounds and _changes(_relevant(rounds[-1], flow), relevant) and not turn.finished:
@@ -175,11 +179,11 @@ def position(
                 break
             turn = stepped
     except InvalidAnswers as exc:
-        return Position(chosen, None, exc.feedback, relevant)
+        return Standing(chosen, None, exc.feedback, relevant)
     except PreflightFsmError as exc:  # pragma: no cover - no step is taken once finished
         feedback = {"result": "validation_failed", "action": str(exc)}
-        return Position(chosen, None, feedback, relevant)
-    return Position(chosen, turn, None, relevant, machine.decided_by, machine)
+        return Standing(chosen, None, feedback, relevant)
+    return Standing(chosen, turn, None, relevant, machine.decided_by, machine)
 
 
 def _step_if_answered(
@@ -214,7 +218,7 @@ def _relevant(answers: Mapping[str, Any], flow: Flow) -> dict[str, Any]:
     return {k: _as_engine_value(v) for k, v in answers.items() if k in known}
 
 
-def log_position(operation: str, where: Position, *, level: int = logging.INFO) -> None:
+def log_position(operation: str, where: Standing, *, level: int = logging.INFO) -> None:
     """Log, in one line, why the engine gives no patch, or runs on another text than the intention.
 
     The adapter never raises where Preflights' port does not; this is where the reason goes.

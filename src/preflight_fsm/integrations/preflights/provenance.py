@@ -43,9 +43,7 @@ def note_who_answered(
         path = Path(repo_path) / relative
         try:
             text = read_bounded(path, MAX_DECISION_FILE_BYTES).decode("utf-8")
-            written = record(
-                text, machine, session_id=session_id, subject=relative, prefilled=prefilled
-            )
+            written = record(text, machine, session_id=session_id, prefilled=prefilled)
             path.write_text(written, encoding="utf-8")
         except (OSError, Unreadable, UnicodeDecodeError) as exc:  # the decision is written;
             # its record is not worth failing it

@@ -1,0 +1,79 @@
+"""A command on a pseudo-terminal, as a person runs it: what it shows, keys typed, its exit."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import signal
+import time
+
+import pytest
+
+TIMEOUT = 30.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
+
+
+class Terminal:
+    """The command running on a pseudo-terminal that is its controlling terminal (so Ctrl-C
+    raises SIGINT in it, as in a real shell)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: become the command, or die without running pytest's code
+            try:
+                # As a shell does for a foreground job: pytest may run with SIGINT ignored (a
+                # background job of a script), and an ignored signal stays ignored across exec.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                # A terminal that shows colour, whatever the environment running the tests says.
+                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        self.output = ""
+        self.raw = ""  # with the terminal's colours
+        self.returncode: int | None = None
+
+    def expect(self, text: str) -> None:
+        """Read until ``text`` has appeared in the output (line ends normalised to \\n)."""
+        deadline = time.monotonic() + TIMEOUT
+        while text not in self.output:
+            if not self._read(deadline):
+                pytest.fail(f"{text!r} never appeared; the terminal showed:\n{self.output}")
+
+    def send(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def wait(self) -> int:
+        """Drain the output until the command exits; its exit code."""
+        deadline = time.monotonic() + TIMEOUT
+        while self._read(deadline):
+            pass
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return self.returncode
+            time.sleep(0.01)
+        pytest.fail(f"the command did not exit; the terminal showed:\n{self.output}")
+
+    def close(self) -> None:
+        if self.returncode is None and os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+    def _read(self, deadline: float) -> bool:
+        """Read what is there; False at the end of output (the command exited) or the deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            return False
+        try:
+            data = os.read(self.fd, 4096)
+        except OSError:  # EIO: the command exited and closed the terminal
+            return False
+        text = data.decode(errors="replace").replace("\r\n", "\n")
+        self.raw += text
+        self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
+        return bool(data)
