@@ -188,3 +188,19 @@ def test_a_team_setup_reads_the_token_from_the_environment_and_the_printed_serve
     assert ["--header", "Authorization: Bearer ${PREFLIGHT_FSM_TOKEN}"] == claude[-2:]
     assert token not in printed
     assert "needs_clarification" == result["status"]
+
+
+def test_without_the_mcp_extra_setup_exits_2_with_its_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No configuration is printed for a server that would exit 2 at once (the agent would only
+    say "failed"): setup refuses, naming the install command."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app, mcp
+
+    why = "the MCP SDK is not installed; install it with: pip install 'preflight-fsm[mcp]'"
+    monkeypatch.setattr(mcp, "missing_sdk", lambda: why)
+    result = CliRunner().invoke(app, ["setup", "--client", "cursor"])
+    assert (2, "") == (result.exit_code, result.stdout)
+    assert "install it with: pip install 'preflight-fsm[mcp]'" in result.stderr

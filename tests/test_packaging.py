@@ -83,14 +83,16 @@ def _tool_env(tmp_path: Path) -> dict[str, str]:
 def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None:
     """The tool's command runs, names itself in setup, and its missing-extra hint works."""
     version = _run([str(command), "--version"], env)
-    cursor = json.loads(_run([str(command), "setup", "--client", "cursor"], env).stdout)
+    refused = _run([str(command), "setup", "--client", "cursor"], env)
     missing = _run([str(command), "mcp"], env)
     hint = missing.stderr.split("install it with: ", 1)[-1].strip()
     installed = _run(shlex.split(hint), env)
+    cursor = json.loads(_run([str(command), "setup", "--client", "cursor"], env).stdout)
     served = _run([str(command), "mcp", "--store", str(tmp_path / "s.sqlite3")], env)
     assert version.stdout.startswith("preflight-fsm ")
     assert str(command) == cursor["mcpServers"]["preflight-fsm"]["command"]
     assert (2, True) == (missing.returncode, "the MCP SDK is not installed" in missing.stderr)
+    assert (2, True) == (refused.returncode, hint in refused.stderr)
     assert 0 == installed.returncode, installed.stdout + installed.stderr
     assert (0, "") == (served.returncode, served.stderr)
 

@@ -38,7 +38,8 @@ from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights.agent_tools"
 
 
-def _missing_sdk() -> str | None:
+def missing_sdk() -> str | None:
+    """Why the server cannot run here (the SDK missing, with its install command), or None."""
     try:
         importlib.import_module("mcp.server.mcpserver")
     except ImportError:
@@ -202,7 +203,13 @@ def mcp_command(
         str, typer.Option("--host", help="HTTP: the address to listen on.")
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to listen on.")
+        int,
+        typer.Option(
+            "--port",
+            metavar="PORT",
+            callback=serving.checked_port,
+            help="HTTP: the port to listen on (1 to 65535).",
+        ),
     ] = 8000,
     store: StoreOption = None,
     flow: FlowOption = None,
@@ -246,7 +253,7 @@ def mcp_command(
         raise typer.BadParameter(
             f"{transport!r} is not a transport: use stdio or http", param_hint="--transport"
         )
-    why = _missing_sdk()
+    why = missing_sdk()
     if why is not None:
         typer.echo(f"preflight-fsm: {why}", err=True)
         raise typer.Exit(2)

@@ -35,11 +35,20 @@ __all__ = [
     "SessionIdleTimeoutOption",
     "TokensOption",
     "check_store",
+    "checked_port",
     "is_loopback",
     "limits_of",
     "public_url_of",
     "server_auth",
 ]
+
+
+def checked_port(value: int) -> int:
+    """``--port``'s check, said in words (click's range shows ``1<=x<=65535`` in the help)."""
+    if not 1 <= value <= 65535:
+        raise typer.BadParameter(f"{value} is no TCP port: use one from 1 to 65535")
+    return value
+
 
 PublicUrlOption = Annotated[
     str | None,

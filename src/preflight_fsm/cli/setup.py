@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final
 
 import typer
 
-from preflight_fsm.cli import app
+from preflight_fsm.cli import app, serving
 from preflight_fsm.cli.report import usage_error
 
 __all__ = ["CLIENTS", "TOKEN_ENV", "client_config", "server_command"]
@@ -128,7 +128,13 @@ def setup(
         "127.0.0.1"
     ),
     port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="HTTP: the port to serve on.")
+        int,
+        typer.Option(
+            "--port",
+            metavar="PORT",
+            callback=serving.checked_port,
+            help="HTTP: the port to serve on (1 to 65535).",
+        ),
     ] = 8000,
     public_url: Annotated[
         str | None,
@@ -157,6 +163,11 @@ def setup(
         raise usage_error(f"--client {client!r} is none of {', '.join(CLIENTS)}")
     if transport not in ("stdio", "http"):
         raise usage_error(f"--transport {transport!r}: use stdio or http")
+    from preflight_fsm.cli import mcp
+
+    missing = mcp.missing_sdk()
+    if missing is not None:  # else a configuration whose server exits 2: the agent says "failed"
+        raise usage_error(f"the configuration would start a server that cannot run: {missing}")
     location = shown_location(resolve_location(store))
     command = server_command()
     args = ["mcp", "--store", location, *(["--preflights"] if preflights else [])]
