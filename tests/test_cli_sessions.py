@@ -197,6 +197,21 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
     )
 
 
+def test_list_json_gives_the_store_as_a_path_and_whether_it_exists(cwd: Path) -> None:
+    """Before the first start, list --json's store is the path a script can open, and
+    store_exists says it is not there yet (no sentence in place of the path)."""
+    store = str(cwd / ".preflight-fsm" / "sessions.sqlite3")
+    before = _ok("list")
+    _ok("start", "Add OAuth login")
+    after = _ok("list")
+    assert (store, False, store, True) == (
+        before["store"],
+        before["store_exists"],
+        after["store"],
+        after["store_exists"],
+    )
+
+
 def test_list_prints_a_table(cwd: Path) -> None:
     """list prints one row per session with its state, turn, age, flow version and intention."""
     store = cwd / ".preflight-fsm" / "sessions.sqlite3"

@@ -197,3 +197,41 @@ def test_a_malformed_snapshot_file_is_a_usage_error(
     snapshot.write_text(content)
     result = CliRunner().invoke(app, ["diagram", "--snapshot", str(snapshot)])
     _assert_clean_failure(result, 2, message)
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mmd", "svg", "png"], ids=str)
+def test_out_takes_the_format_from_its_extension(fmt: str, tmp_path: Path) -> None:
+    """`--out guess.png` writes a PNG, not DOT text in a .png file."""
+    if fmt in {"svg", "png"} and not HAS_DOT:
+        pytest.skip("Graphviz's `dot` is not on PATH (apt-get install graphviz)")
+    out = tmp_path / f"guess.{fmt}"
+    result = runner.invoke(app, ["diagram", "--out", str(out)])
+    assert 0 == result.exit_code, result.output
+    assert render(flow_graph(), fmt) == out.read_bytes()  # type: ignore[arg-type]
+
+
+def test_a_format_the_out_extension_contradicts_is_refused(tmp_path: Path) -> None:
+    """--format svg with --out x.png exits 2 naming both, and writes nothing."""
+    out = tmp_path / "guess.png"
+    result = runner.invoke(app, ["diagram", "--format", "svg", "--out", str(out)])
+    _assert_clean_failure(result, 2, "--format svg but --out")
+    assert not out.exists()
+
+
+def test_scale_sizes_a_png(tmp_path: Path) -> None:
+    """--scale 2 draws the PNG at twice the resolution: twice as wide."""
+    if not HAS_DOT:
+        pytest.skip("Graphviz's `dot` is not on PATH (apt-get install graphviz)")
+    widths = []
+    for scale in ("1", "2"):
+        out = tmp_path / f"flow-{scale}.png"
+        result = runner.invoke(app, ["diagram", "--out", str(out), "--scale", scale])
+        assert 0 == result.exit_code, result.output
+        widths.append(int.from_bytes(out.read_bytes()[16:20], "big"))  # the IHDR width
+    assert 2.0 == pytest.approx(widths[1] / widths[0], abs=0.01)  # Graphviz rounds a pixel
+
+
+def test_scale_of_a_text_format_is_refused() -> None:
+    """--scale sizes pictures only: with dot it is a usage error."""
+    result = runner.invoke(app, ["diagram", "--scale", "2"])
+    _assert_clean_failure(result, 2, "--scale sizes svg and png pictures, not dot")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Final, cast
 
 import typer
 
@@ -15,6 +15,7 @@ from preflight_fsm.cli.report import CommandFailed, reported, usage_error
 from preflight_fsm.cli.stores import STORE_HELP, SealKeyFileOption, open_sessions
 from preflight_fsm.diagrams import (
     BINARY_FORMATS,
+    MAX_SCALE,
     Format,
     Graph,
     diff_graph,
@@ -41,6 +42,30 @@ class DiagramFormat(StrEnum):
 
 
 LIST_FORMATS = frozenset({"text", "markdown"})
+_BY_SUFFIX: Final = {
+    ".dot": "dot",
+    ".gv": "dot",
+    ".svg": "svg",
+    ".png": "png",
+    ".mmd": "mmd",
+    ".txt": "text",
+    ".md": "markdown",
+}
+"""The format an ``--out`` file's extension names."""
+
+
+def _format_of(fmt: DiagramFormat | None, out: Path | None) -> str:
+    """The format to write: ``--format``, else the one ``--out``'s extension names, else dot; a
+    ``--format`` the extension contradicts is refused (a .png holding DOT text opens nowhere)."""
+    named = _BY_SUFFIX.get(out.suffix.lower()) if out is not None else None
+    if fmt is None:
+        return named or "dot"
+    if named is not None and named != fmt.value:
+        raise _usage(
+            f"--format {fmt.value} but --out {out} names {named}: drop --format, or name the file "
+            f"*.{fmt.value}"
+        )
+    return fmt.value
 
 
 def _fail(message: str) -> CommandFailed:
@@ -79,14 +104,23 @@ def _stored_path(
 @app.command()
 def diagram(
     fmt: Annotated[
-        DiagramFormat,
+        DiagramFormat | None,
         typer.Option(
             "--format",
             "-f",
             help="dot or mmd (Mermaid) text; svg or png through Graphviz's `dot`; "
-            "text or markdown: the list of a --diff.",
+            "text or markdown: the list of a --diff. Default: --out's extension, else dot.",
+            show_default=False,
         ),
-    ] = DiagramFormat.dot,
+    ] = None,
+    scale: Annotated[
+        float,
+        typer.Option(
+            "--scale",
+            metavar="FACTOR",
+            help=f"svg and png: this many times the natural size (up to {MAX_SCALE:g}).",
+        ),
+    ] = 1.0,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -150,13 +184,17 @@ def diagram(
         raise _usage(f"{' and '.join(chosen)} draw different pictures: pass one of them")
     if store is not None and session is None:
         raise _usage("--store says where --session is stored: pass --session ID with it")
-    fmt_name = fmt.value
+    fmt_name = _format_of(fmt, out)
+    if not 0 < scale <= MAX_SCALE:
+        raise _usage(f"--scale {scale:g} is out of range: pass more than 0, at most {MAX_SCALE:g}")
+    if scale != 1.0 and fmt_name not in ("svg", "png"):
+        raise _usage(f"--scale sizes svg and png pictures, not {fmt_name}")
     if fmt_name in LIST_FORMATS and diff is None:
         raise _usage(f"--format {fmt_name} lists a flow change: pass --diff OLD.toml NEW.toml")
     if out is None and fmt_name in BINARY_FORMATS:
         raise _usage(f"{fmt_name} is binary: pass --out FILE.{fmt_name}")
     try:
-        content = _drawn(fmt_name, flow_file, session, store, snapshot, diff, seal_key_file)
+        content = _drawn(fmt_name, flow_file, session, store, snapshot, diff, seal_key_file, scale)
     except PreflightFsmError as exc:  # what no exit code of its own names: a diagram failure
         raise _fail(str(exc)) from None
     if out is None:
@@ -176,6 +214,7 @@ def _drawn(
     snapshot: Path | None,
     diff: tuple[Path, Path] | None,
     seal_key_file: Path | None,
+    scale: float = 1.0,
 ) -> bytes:
     """The picture (or a diff's list) the options ask for, as bytes."""
     with reported(store if session is not None else None):
@@ -185,7 +224,7 @@ def _drawn(
                 changes = flow_diff(old, new)
                 text = changes.to_markdown() if fmt_name == "markdown" else changes.to_text()
                 return text.encode()
-            return render(diff_graph(old, new), cast(Format, fmt_name))
+            return render(diff_graph(old, new), cast(Format, fmt_name), scale)
         flow = load_flow(flow_file) if flow_file is not None else None
         if session is not None:
             graph = _stored_path(session, store, flow_file, seal_key_file)
@@ -202,4 +241,4 @@ def _drawn(
                 raise _usage(f"{snapshot}: {exc}; pass a session snapshot (JSON)") from None
         else:
             graph = flow_graph(flow)
-        return render(graph, cast(Format, fmt_name))
+        return render(graph, cast(Format, fmt_name), scale)

@@ -43,6 +43,7 @@ def list_sessions(
     with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, shown):
         found = sessions.list()
         registry = sessions.flows
+        exists = sessions.store.exists
     now = time.time()
 
     def flow_of(entry: SessionState | CorruptSession | SnapshotFlowMismatch) -> str:
@@ -78,7 +79,11 @@ def list_sessions(
                 )
             else:
                 entries.append({**s.to_json(), "corrupt": False, "flow": flow_label(s.flow)})
-        typer.echo(json.dumps({"store": shown, "sessions": entries}, ensure_ascii=False))
+        # The store as a path or URL scripts can use; whether it exists yet in a field of its own.
+        from preflight_fsm.store.location import resolve_location, shown_location
+
+        where = {"store": shown_location(resolve_location(store)), "store_exists": exists}
+        typer.echo(json.dumps({**where, "sessions": entries}, ensure_ascii=False))
         return
     if not found:
         typer.echo(f"no sessions in {shown}")

@@ -14,13 +14,14 @@ from preflight_fsm.diagrams.dot import to_dot
 from preflight_fsm.diagrams.generate import generated_files, svg_files, write_diagrams
 from preflight_fsm.diagrams.mermaid import to_mermaid
 from preflight_fsm.diagrams.model import LOCK_GUARD, Arrow, Graph, Node, flow_graph
-from preflight_fsm.diagrams.render import BINARY_FORMATS, FORMATS, Format, render
+from preflight_fsm.diagrams.render import BINARY_FORMATS, FORMATS, MAX_SCALE, Format, render
 from preflight_fsm.diagrams.session import PathSource, session_graph, step_answers
 
 __all__ = [
     "BINARY_FORMATS",
     "FORMATS",
     "LOCK_GUARD",
+    "MAX_SCALE",
     "Arrow",
     "FlowChange",
     "FlowDiff",
