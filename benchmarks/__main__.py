@@ -27,6 +27,7 @@ from benchmarks.report import Figure, machine_info, table, write_docs, write_jso
 from benchmarks.stores import store_figures
 from benchmarks.threads import thread_figures
 from benchmarks.verify import verify_figures
+from benchmarks.web import web_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=(
             "comma-separated groups: engine, instructions, memory, threads, stores, cli, mcp,"
-            " http, verify"
+            " http, verify, web"
             " (default: all)"
         ),
     )
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         ("mcp", lambda: mcp_figures(s["mcp_rounds"], s["mcp_per_round"])),
         ("http", lambda: http_figures(s["http_clients"], s["http_rounds"], s["http_each"])),
         ("verify", lambda: verify_figures(s["inner"], s["rounds"], s["verify_files"])),
+        ("web", lambda: web_figures(s["inner"], s["rounds"])),
     ]
     if args.only:
         wanted = set(args.only.split(","))

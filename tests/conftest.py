@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -92,3 +93,21 @@ def postgres_url() -> Iterator[str]:
         pytest.skip(reason)
     with throwaway_postgres() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Chromium for the whole test session (the answer page's tests)."""
+    from web_browser import chromium
+
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture
+def errlog(tmp_path: Path) -> Iterator[TextIO]:
+    """A stdio server's standard error, checked afterwards to hold no traceback."""
+    path = tmp_path / "stdio.stderr"
+    with path.open("w+") as handle:
+        yield handle
+    assert "Traceback" not in path.read_text()

@@ -80,6 +80,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.auth.overhead",
     ),
     "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
+    "web": ("web.page.get", "web.page.answered_turn"),
 }
 """Every figure of `make bench`, by the group that measures it (`--only GROUP`)."""
 

@@ -53,11 +53,11 @@ def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_pat
 
 
 def test_an_unknown_answers_from_policy_is_a_usage_error(tmp_path: Path) -> None:
-    """--answers-from takes user or any; anything else exits 2 saying so."""
+    """--answers-from takes any, user or web; anything else exits 2 saying so."""
     done = _run("--answers-from", "everyone", cwd=tmp_path)
     assert 2 == done.returncode
     assert "Traceback" not in done.stderr
-    assert "use user or any" in done.stderr
+    assert "use any, user or web" in done.stderr
 
 
 def test_an_unknown_policy_in_the_environment_is_a_usage_error(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ outcomes.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -25,14 +25,6 @@ from preflight_fsm.mcp.elicitation import answers_from, form_model, input_reques
 MODES = ["auto", "legacy"]
 # Form content to accept, or the action of a form not accepted.
 Reply = dict[str, Any] | Literal["decline", "cancel"]
-
-
-@pytest.fixture
-def errlog(tmp_path: Path) -> Iterator[TextIO]:
-    path = tmp_path / "stdio.stderr"
-    with path.open("w+") as handle:
-        yield handle
-    assert "Traceback" not in path.read_text()
 
 
 class Forms:

@@ -264,12 +264,28 @@ def chat(
             show_default=False,
         ),
     ] = None,
+    web: Annotated[
+        bool,
+        typer.Option(
+            "--web",
+            help="Answer on the answer page in your browser instead of the terminal: prints a "
+            "one-turn link (served on localhost while the command waits); docs/web.md.",
+        ),
+    ] = False,
+    link_ttl: Annotated[
+        float,
+        typer.Option(
+            "--link-ttl", metavar="SECONDS", min=1.0, help="With --web: how long a link is good."
+        ),
+    ] = 900.0,
 ) -> None:
     """Run one clarification session on standard input and output (help: ``_HELP``)."""
     from preflight_fsm.cli.report import usage_error
 
     if (intention is None) == (session is None):
         raise usage_error("give an INTENTION, or --session SESSION_ID to resume one")
+    if web:
+        raise typer.Exit(_chat_on_page(intention, session, store, flow, seal_key_file, link_ttl))
     if intention is not None:
         from preflight_fsm.flow import load_flow
         from preflight_fsm.machine import ClarificationMachine
@@ -292,6 +308,37 @@ def chat(
         _end("interrupted", EXIT_INTERRUPTED, interactive, session)
     except EOFError:
         _end("end of input", EXIT_END_OF_INPUT, interactive, session)
+
+
+def _chat_on_page(
+    intention: str | None,
+    session: str | None,
+    store: str | None,
+    flow: Path | None,
+    seal_key_file: Path | None,
+    link_ttl: float,
+) -> int:
+    """``chat --web``: the session (new, in memory; or ``--session`` in its store) answered on
+    the answer page; the exit code."""
+    from preflight_fsm.cli.web import answer_on_page
+
+    write = _line_writer(sys.stdout)
+    if session is not None:
+        from preflight_fsm.cli.stores import open_sessions
+
+        opened = open_sessions(store, flow, seal_key_file=seal_key_file)
+        with opened as (sessions, shown), reported(shown):
+            return answer_on_page(sessions, session, write, link_ttl=link_ttl)
+    from preflight_fsm.flow import load_flow
+    from preflight_fsm.machine import ClarificationMachine
+    from preflight_fsm.store import Sessions
+    from preflight_fsm.store.memory import MemoryStore
+
+    with reported():
+        loaded = load_flow(flow) if flow is not None else None
+        sessions = Sessions(MemoryStore(), flow=loaded)
+        record = sessions.create(ClarificationMachine(str(intention), loaded))
+        return answer_on_page(sessions, record.id, write, link_ttl=link_ttl)
 
 
 def _end(reason: str, code: int, interactive: bool, session: str | None) -> NoReturn:

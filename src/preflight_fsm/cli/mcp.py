@@ -219,9 +219,10 @@ def mcp_command(
         str | None,
         typer.Option(
             "--answers-from",
-            metavar="user|any",
-            help="Who may answer: any (tool arguments and forms, each recorded as such) or user "
-            "(only the person, through forms: answers passed by the agent are refused). "
+            metavar="any|user|web",
+            help="Who may answer: any (tool arguments and forms, each recorded as such), user "
+            "(only the person, through forms: answers passed by the agent are refused) or web "
+            "(only the person, on the answer page: docs/web.md). "
             "Default: PREFLIGHT_FSM_ANSWERS_FROM, else any.",
             show_default=False,
         ),
@@ -263,7 +264,13 @@ def mcp_command(
     if policy is None:
         shown = answers_from if answers_from is not None else os.environ.get(ANSWERS_FROM_ENV)
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
-        raise typer.BadParameter(f"{shown!r} is not a policy: use user or any", param_hint=where)
+        raise typer.BadParameter(
+            f"{shown!r} is not a policy: use any, user or web", param_hint=where
+        )
+    if policy == "web" and preflights:
+        raise usage_error(
+            "--answers-from web is served by `mcp` without --preflights for now: use user or any"
+        )
     from preflight_fsm.mcp import HTTP_PATH, build_server
     from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
@@ -326,16 +333,20 @@ def mcp_command(
     # Before listening: exit 8, not a server that answers every call store_unavailable.
     serving.check_store(opened, accept_evicting_store)
     health = opened.check
+    # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
+    # servers sharing a store and keys serve each other's sessions and rounds.
+    sessions = Sessions(opened, flow=loaded, keys=keys)
+    page, listener = serving.answer_page(sessions, chosen, url)
     try:
-        # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
-        # servers sharing a store and keys serve each other's sessions and rounds.
-        sessions = Sessions(opened, flow=loaded, keys=keys)
         server = build_server(
             sessions,
             request_state_keys=keys.keys if keys else (),
             answers_from=policy,
             auth=auth,
+            page=page,
         )
         _serve_announced(server, chosen, replace(options, health=health), store, opened.close)
     finally:
+        if listener is not None:
+            listener.stop()  # stopped with the server
         opened.close()

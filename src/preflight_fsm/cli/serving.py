@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
     from preflight_fsm.mcp.auth import ServerAuth
     from preflight_fsm.mcp.http import HttpLimits
-    from preflight_fsm.store import SessionStore
+    from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.store import Sessions, SessionStore
+    from preflight_fsm.web import PageListener
 
 __all__ = [
     "AcceptEvictingStoreOption",
@@ -299,3 +301,21 @@ def limits_of(
         session_idle_timeout=session_idle_timeout or limits.session_idle_timeout,
         header_timeout=header_timeout or limits.header_timeout,
     )
+
+
+def answer_page(
+    sessions: Sessions, transport: str, public_url: str | None
+) -> tuple[PageRounds, PageListener | None]:
+    """The answer page for a server over ``sessions``: over HTTP served beside ``/mcp`` at the
+    public URL's origin; over stdio by a loopback listener that starts with the first link and
+    that the caller stops (docs/web.md)."""
+    from preflight_fsm.mcp.origins import origin_of
+    from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.web import AnswerPage, PageListener
+
+    page = AnswerPage(sessions)
+    if transport == "http":
+        page.base_url = origin_of(public_url) if public_url else None
+        return PageRounds(page), None
+    listener = PageListener(page)
+    return PageRounds(page, listener.start), listener

@@ -220,7 +220,14 @@ async def serve_http(
 ) -> None:
     """Serve ``server`` at ``path`` until stopped; ``announce`` receives the URL once it listens
     (not before: a port in use is reported instead)."""
+    import logging
+
     import uvicorn
+
+    from preflight_fsm.web.app import LinkRedaction
+
+    # The answer page's links are capabilities: never in an access log line.
+    logging.getLogger("uvicorn.access").addFilter(LinkRedaction())
 
     config = uvicorn.Config(
         http_app(server, options, path),

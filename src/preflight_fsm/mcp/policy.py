@@ -5,6 +5,8 @@
 answers passed as tool arguments are refused with ``answers_need_user`` and change nothing. A
 client that cannot show forms, and a form the person declined, end in the same code with a hint
 saying what the person can do: nothing is ever accepted from the agent in their place.
+``web`` takes them only through the answer page (``page_rounds.py``, docs/web.md): no form, no
+tool argument, recorded ``user_web``.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ __all__ = [
     "NEED_USER_ARGUMENTS",
     "NEED_USER_DECLINED",
     "NEED_USER_NO_FORMS",
+    "NEED_USER_ON_PAGE",
     "AnswersFrom",
     "answers_from_setting",
 ]
 
-AnswersFrom = Literal["user", "any"]
+AnswersFrom = Literal["user", "any", "web"]
 
 ANSWERS_FROM_ENV: Final = "PREFLIGHT_FSM_ANSWERS_FROM"
-"""Environment variable for ``--answers-from`` (``user`` or ``any``) when the option is absent."""
+"""Environment variable for ``--answers-from`` (``user``, ``any`` or ``web``) when the option is
+absent."""
 
 USER_ONLY_NOTE: Final = (
     " This server takes answers only from the user, through forms it shows via your client "
@@ -55,6 +59,14 @@ NEED_USER_DECLINED: Final = (
 )
 
 
+NEED_USER_ON_PAGE: Final = (
+    "This server takes answers only from the person, on its answer page (--answers-from web). "
+    "Show the person this link and ask them to open it in their browser (do not open it or "
+    "answer yourself; it works once and expires): {link} . Then call require_clarification with "
+    "session_id {session_id!r} and no answers: it returns the outcome once they have answered."
+)
+
+
 def answers_from_setting(
     value: str | None, env: Mapping[str, str] = os.environ
 ) -> AnswersFrom | None:
@@ -64,4 +76,6 @@ def answers_from_setting(
         return "user"
     if chosen == "any":
         return "any"
+    if chosen == "web":
+        return "web"
     return None

@@ -15,8 +15,8 @@ this module owns the protocol and the policy around it:
   under ``--answers-from any`` and ends in ``answers_need_user`` under ``user``
   (:mod:`.policy`).
 
-A third way to collect answers (the answer page, by a URL-mode elicitation or a link) is one
-more :class:`Collector`, not a third copy of the rounds.
+The third way, the answer page (by a URL-mode elicitation or a link, ``page_rounds.py``), takes
+every round under ``--answers-from web``: the person answers there, not in a form.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from preflight_fsm.mcp.elicitation import (
     form_message,
     input_request,
 )
+from preflight_fsm.mcp.page_rounds import PageRounds
 from preflight_fsm.mcp.policy import NEED_USER_DECLINED, NEED_USER_NO_FORMS, AnswersFrom
 from preflight_fsm.mcp.request_state import InvalidRoundState, RoundSealer, RoundState
 from preflight_fsm.turn import Question
@@ -179,15 +180,24 @@ class FormRounds(Generic[R]):
         host: RoundHost[R],
         sealer: RoundSealer,
         collector: Collector | None = None,
+        page: PageRounds | None = None,
     ) -> None:
         self.host = host
         self.sealer = sealer
         self.collector: Collector = collector or FormCollector()
+        self.page = page
+        """The answer page, which collects every round under ``--answers-from web``."""
+
+    @property
+    def _on_page(self) -> bool:
+        return self.page is not None and self.host.answers_from == "web"
 
     async def ask(self, ctx: Context[Any], start: Round | R) -> R | InputRequiredResult:
         """Ask ``start`` (a round, or a result that ends the call as it is) of the person."""
         if not isinstance(start, Round):
             return start
+        if self.page is not None and self._on_page:
+            return await self.page.ask(ctx, self.host, start, self.sealer)  # type: ignore[no-any-return]
         if not can_elicit(ctx):
             return self._unanswered(start, declined=False)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -205,6 +215,8 @@ class FormRounds(Generic[R]):
                 f"the request state sent back was refused ({exc}); nothing was changed",
                 session_id,
             )
+        if self.page is not None and self._on_page:
+            return await self.page.resume(ctx, self.host, state)  # type: ignore[no-any-return]
         asked = await self.host.reopen(state)
         if not isinstance(asked, Round):
             return asked

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.errors import failed
+from preflight_fsm.mcp.page_rounds import PageRounds
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
@@ -58,6 +59,7 @@ def build_server(
     request_state_keys: Sequence[bytes] = (),
     answers_from: AnswersFrom = "any",
     auth: ServerAuth | None = None,
+    page: PageRounds | None = None,
 ) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
@@ -65,13 +67,15 @@ def build_server(
     elicitation rounds of 2026-07-28 clients survive a restart or continue on another server;
     without them each process seals with a random key of its own. ``answers_from`` is the
     policy (``policy.py``): ``user`` takes answers only through forms. ``auth`` (HTTP only)
-    authenticates every request and gives each session an owner (``auth.py``).
+    authenticates every request and gives each session an owner (``auth.py``). ``page`` is the
+    answer page (``page_rounds.py``): its routes are served beside ``/mcp`` over HTTP, and under
+    ``web`` it collects every round.
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from == "user" else ""),
+        instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from != "any" else ""),
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
         auth=auth.settings if auth else None,
@@ -80,13 +84,19 @@ def build_server(
     # Outermost, so the SDK's own refusal of a tampered state becomes an error result (below).
     server.middleware.insert(0, _refused_state_as_result)
     tools = ClarificationTools(
-        sessions, RoundSealer(keys), answers_from, auth.teams if auth else None
+        sessions, RoundSealer(keys), answers_from, auth.teams if auth else None, page
     )
+    if page is not None:
+        from preflight_fsm.web import page_routes
+
+        for route in page_routes(page.page):
+            methods = sorted((route.methods or {"GET"}) - {"HEAD"})
+            server.custom_route(route.path, methods, include_in_schema=False)(route.endpoint)
     server.add_tool(
         tools.require_clarification,
         name="require_clarification",
         title="Clarify before coding",
-        description=REQUIRE_CLARIFICATION + (USER_ONLY_NOTE if answers_from == "user" else ""),
+        description=REQUIRE_CLARIFICATION + (USER_ONLY_NOTE if answers_from != "any" else ""),
     )
     server.add_tool(
         tools.get_session, name="get_session", title="Show a session", description=GET_SESSION

@@ -27,6 +27,7 @@ from preflight_fsm import (
 from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, SessionId, TurnNumber
 from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.errors import failed, failure_of
+from preflight_fsm.mcp.page_rounds import PageRounds
 from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
 from preflight_fsm.mcp.results import (
@@ -113,12 +114,13 @@ class ClarificationTools:
         sealer: RoundSealer,
         answers_from: AnswersFrom = "any",
         teams: Mapping[str, str] | None = None,
+        page: PageRounds | None = None,
     ) -> None:
         self.sessions = sessions
         self.sealer = sealer
         self.answers_from = answers_from
         self.teams = dict(teams or {})
-        self.rounds: FormRounds[Any] = FormRounds(self, sealer)
+        self.rounds: FormRounds[Any] = FormRounds(self, sealer, page=page)
 
     # -- blocking store work, run in a worker thread -----------------------------------------
 
@@ -235,7 +237,7 @@ class ClarificationTools:
         if ctx.request_state is not None:  # a 2026-07-28 elicitation round coming back
             return await self.rounds.resume(ctx, continuing)
         given = answers if isinstance(answers, Mapping) else None
-        if given and self.answers_from == "user":
+        if given and self.answers_from != "any":
             return self.rounds.refuse_arguments(continuing)
         try:
             if continuing is None:
@@ -359,6 +361,14 @@ class ClarificationTools:
         except PreflightFsmError as error:
             return failure_of(error, asked.session_id)
         return self._round_of(position)
+
+    async def reopen_latest(self, session_id: str) -> Any:
+        """The session as it stands now: its outcome, or its current questions."""
+        try:
+            position = await self._blocking(self._load, session_id)
+        except PreflightFsmError as error:
+            return failure_of(error, session_id)
+        return self._outcome(position)
 
     def questions(self, asked: Round) -> Any:
         position: _Stored = asked.source

@@ -308,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     options = parser.parse_args(argv)
     policy = answers_from_setting(options.answers_from)
-    if policy is None:
+    if policy is None or policy == "web":  # the answer page is not served here yet
         parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user or any\n")
     try:
         server = build_preflights_server(options.store, options.flow, answers_from=policy)

@@ -1,0 +1,115 @@
+"""Rounds answered on the answer page (``--answers-from web``; docs/web.md, docs/mcp.md).
+
+The page is one more way to collect a round's answers (``rounds.py`` hands every round to it
+under ``web``): the person answers each turn in their browser, recorded ``user_web``, and the
+call returns the outcome once the session has ended. How the link reaches the person:
+
+- a client that declares URL-mode elicitation gets it that way, so the agent never sees it:
+  handshake-era ``elicitation/create`` with ``mode: "url"`` inside the call; a 2026-07-28 client
+  an input-required round carrying a URL-mode ``ElicitRequest``, and the outcome when it calls
+  back;
+- any other client gets ``answers_need_user`` with the link in the hint, to show to the person;
+  a later call with the ``session_id`` returns the outcome once they have answered (or a fresh
+  link while the session still waits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import anyio.to_thread
+from mcp.server.mcpserver import Context
+from mcp_types import ElicitRequest, ElicitRequestURLParams, InputRequiredResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from preflight_fsm.mcp.auth import current_caller
+from preflight_fsm.mcp.elicitation import ANSWER_KEY
+from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE
+from preflight_fsm.mcp.request_state import RoundSealer, RoundState
+from preflight_fsm.web import AnswerPage
+
+__all__ = ["PageRounds", "can_open_urls"]
+
+PAGE_MESSAGE: Final = (
+    "preflight-fsm needs your decision before code is written: open this page to answer "
+    "(the link is for you alone and works once)."
+)
+
+
+def can_open_urls(ctx: Context[Any]) -> bool:
+    """True when the client declared URL-mode elicitation (it shows the person a URL)."""
+    capabilities = ctx.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and elicitation.url is not None
+
+
+class PageRounds:
+    """A server's rounds on ``page``; ``serve`` makes sure the page is served (the stdio
+    server's loopback listener starts on the first link) and returns nothing."""
+
+    def __init__(self, page: AnswerPage, serve: Callable[[], object] = lambda: None) -> None:
+        self.page = page
+        self.serve = serve
+
+    def _link(self, session_id: str) -> str | None:
+        self.serve()
+        return self.page.link(session_id, current_caller({}).principal)
+
+    async def ask(self, ctx: Context[Any], host: Any, asked: Any, sealer: RoundSealer) -> Any:
+        """The round ``asked`` (a ``rounds.Round``) put on the page; what the call returns."""
+        link = await anyio.to_thread.run_sync(self._link, asked.session_id)
+        if link is None:  # it ended meanwhile
+            return await self._outcome(host, asked.session_id)
+        if not can_open_urls(ctx):
+            return host.failure(
+                "answers_need_user",
+                f"turn {asked.turn} is answered by the person on the answer page "
+                "(--answers-from web); nothing was recorded yet",
+                asked.session_id,
+                hint=NEED_USER_ON_PAGE.format(link=link, session_id=asked.session_id),
+            )
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            state = RoundState(asked.session_id, asked.version, asked.turn, 0)
+            request = ElicitRequest(params=ElicitRequestURLParams(message=PAGE_MESSAGE, url=link))
+            return InputRequiredResult(
+                input_requests={ANSWER_KEY: request}, request_state=sealer.seal(state)
+            )
+        reply = await ctx.elicit_url(PAGE_MESSAGE, link, f"{asked.session_id}:{asked.turn}")
+        if reply.action != "accept":
+            return self._declined(host, asked.session_id, link)
+        return await self._after_page(host, asked.session_id, link)
+
+    async def resume(self, ctx: Context[Any], host: Any, state: RoundState) -> Any:
+        """A 2026-07-28 URL round coming back: the outcome once the person has answered."""
+        response = (ctx.input_responses or {}).get(ANSWER_KEY)
+        action = getattr(response, "action", None)
+        if action != "accept":
+            link = await anyio.to_thread.run_sync(self._link, state.session_id)
+            return self._declined(host, state.session_id, link)
+        return await self._after_page(host, state.session_id, None)
+
+    async def _after_page(self, host: Any, session_id: str, link: str | None) -> Any:
+        """Wait while the person answers (each turn within a link's lifetime), then the
+        session's outcome; an unanswered turn ends the call with a fresh link."""
+        finished = await anyio.to_thread.run_sync(
+            self.page.until_finished, session_id, self.page.links.ttl, abandon_on_cancel=True
+        )
+        if finished is None:
+            fresh = await anyio.to_thread.run_sync(self._link, session_id)
+            return self._declined(host, session_id, fresh)
+        return await self._outcome(host, session_id)
+
+    async def _outcome(self, host: Any, session_id: str) -> Any:
+        position = await host.reopen_latest(session_id)
+        return position
+
+    @staticmethod
+    def _declined(host: Any, session_id: str, link: str | None) -> Any:
+        return host.failure(
+            "answers_need_user",
+            "the person did not answer on the answer page (declined, closed, or the link "
+            "expired); nothing more was recorded",
+            session_id,
+            hint=NEED_USER_ON_PAGE.format(link=link or "(ask again)", session_id=session_id),
+        )

@@ -1,0 +1,63 @@
+"""``chat --web`` (cli/web.py): the command prints a link, the person answers in the browser
+(headless Chromium), the command prints the outcome."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from web_browser import submit
+
+COMMAND = str(Path(sys.executable).with_name("preflight-fsm"))
+
+
+@pytest.fixture
+def chat_web() -> Iterator[subprocess.Popen[str]]:
+    env = os.environ | {"PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [COMMAND, "chat", "--web", "Add a database table"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+
+
+def test_chat_web_prints_a_link_and_the_outcome_the_person_chose(
+    browser: WebDriver, chat_web: subprocess.Popen[str]
+) -> None:
+    assert chat_web.stdout is not None
+    first = chat_web.stdout.readline()
+    link = re.search(r"http://localhost:\d+/answer/\S+", first)
+    assert link, first
+    browser.get(link.group(0))
+    browser.find_element(By.CSS_SELECTOR, "label[for=db_type-1]").click()  # MySQL
+    submit(browser)
+    rest, _ = chat_web.communicate(timeout=60)
+    assert (0, True) == (chat_web.returncode, "MySQL" in rest)
+
+
+def test_chat_web_with_a_link_nobody_uses_ends_when_it_expires() -> None:
+    done = subprocess.run(
+        [COMMAND, "chat", "--web", "--link-ttl", "1", "Add a database table"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (1, True) == (done.returncode, "the link expired" in done.stdout)

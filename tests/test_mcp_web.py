@@ -1,0 +1,131 @@
+"""``mcp --answers-from web``: every turn answered by the person on the answer page, reached in
+headless Chromium, with the SDK's own client over stdio and HTTP, in both protocol eras."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from mcp_servers import call, connect_http, connect_stdio, http_server
+from web_browser import submit
+
+WEB = ("--answers-from", "web")
+
+
+def answer_in_browser(browser: WebDriver, link: str) -> None:
+    """The person: Database, then MySQL."""
+    browser.get(link)
+    browser.find_element(By.CSS_SELECTOR, "label[for=change_category-2]").click()
+    submit(browser)
+    browser.find_element(By.CSS_SELECTOR, "label[for=db_type-1]").click()
+    submit(browser)
+
+
+def link_in(hint: str) -> str:
+    found = re.search(r"http://\S+/answer/[A-Za-z0-9_-]+", hint)
+    assert found, hint
+    return found.group(0)
+
+
+def type_of(outcome: dict[str, Any]) -> tuple[str, str]:
+    """The decided Type and who answered it."""
+    fields = {f["name"]: f["value"] for f in outcome["patch"]["fields"]}
+    by = {d["name"]: d["answered_by"] for d in outcome["decided_by"]}
+    return fields["Type"], by["Type"]
+
+
+async def link_then_outcome(
+    client: Client, browser: WebDriver
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client without URL mode: the first call's link answered in the browser, then the
+    call with the session_id; both results."""
+    first = await call(client, "require_clarification", user_intention="Add a thing")
+    link = link_in(first["error"]["recovery_hint"])
+    await anyio.to_thread.run_sync(answer_in_browser, browser, link)
+    then = await call(client, "require_clarification", session_id=first["session_id"])
+    return first, then
+
+
+class Person:
+    """A URL-mode elicitation callback: the client shows the URL and the person answers."""
+
+    def __init__(self, browser: WebDriver) -> None:
+        self.browser = browser
+        self.shown: list[str] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams)
+        self.shown.append(params.url)
+        await anyio.to_thread.run_sync(answer_in_browser, self.browser, params.url)
+        return types.ElicitResult(action="accept")
+
+
+def test_a_client_without_url_elicitation_gets_the_link_and_later_the_outcome(
+    browser: WebDriver, tmp_path: Path, errlog: TextIO
+) -> None:
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        store = str(tmp_path / "s.sqlite3")
+        async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
+            return await link_then_outcome(client, browser)
+
+    first, then = anyio.run(main)
+    assert "answers_need_user" == first["error"]["code"]
+    assert ("completed", ("MySQL", "user_web")) == (then["status"], type_of(then))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_client_with_url_elicitation_shows_the_person_the_page(
+    browser: WebDriver, tmp_path: Path, errlog: TextIO, mode: str
+) -> None:
+    person = Person(browser)
+
+    async def main() -> dict[str, Any]:
+        store = str(tmp_path / "s.sqlite3")
+        with anyio.fail_after(120):
+            async with connect_stdio(
+                store, tmp_path, errlog, mode=mode, elicitation=person, extra=WEB
+            ) as client:
+                return await call(client, "require_clarification", user_intention="Add a thing")
+
+    outcome = anyio.run(main)
+    assert ("completed", 1) == (outcome["status"], len(person.shown))
+    assert ("MySQL", "user_web") == type_of(outcome)
+
+
+def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path, errlog: TextIO) -> None:
+    async def main() -> dict[str, Any]:
+        store = str(tmp_path / "s.sqlite3")
+        async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
+            return await call(
+                client,
+                "require_clarification",
+                user_intention="Add a thing",
+                answers={"change_category": "Database"},
+            )
+
+    assert "answers_need_user" == anyio.run(main)["error"]["code"]
+
+
+def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_path: Path) -> None:
+    store = str(tmp_path / "s.sqlite3")
+    with http_server(store, tmp_path, "web", *WEB) as server:
+
+        async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+            async with connect_http(server.url) as client:
+                return await link_then_outcome(client, browser)
+
+        first, then = anyio.run(main)
+    assert link_in(first["error"]["recovery_hint"]).startswith(server.url.removesuffix("/mcp"))
+    assert ("completed", ("MySQL", "user_web")) == (then["status"], type_of(then))

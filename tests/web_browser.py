@@ -1,0 +1,53 @@
+"""Headless Chromium (Debian's ``chromium`` and ``chromium-driver``) driven by Selenium 4, for
+the answer page's tests: one browser per test session (``browser`` fixture in conftest.py)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@contextmanager
+def chromium() -> Iterator[webdriver.Chrome]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",  # the tests may run as root, where Chromium's sandbox cannot start
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=900,1000",
+    ):
+        options.add_argument(argument)
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def submit(driver: WebDriver, selector: str = "button[value=answer]") -> None:
+    """Click the form's ``selector`` button and wait until the browser shows the next page."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.CSS_SELECTOR, selector).click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+
+
+def press(driver: WebDriver, element: WebElement, key: str) -> None:
+    """Send ``key`` to ``element`` and wait until the browser shows the next page."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.send_keys(key)
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
