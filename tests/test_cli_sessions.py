@@ -197,6 +197,45 @@ def test_a_finished_session_prints_its_outcome(cwd: Path) -> None:
     )
 
 
+def _start_with_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
+    """Start one session under each of ``ids`` (the uuid4 they are drawn from, fixed)."""
+    import uuid
+
+    drawn = iter(uuid.UUID(i) for i in ids)
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(drawn))
+    for _ in ids:
+        _ok("start", "Add OAuth login")
+
+
+def test_a_unique_prefix_of_a_session_id_names_that_session(
+    cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """show, answer and delete take the start of an id that begins one session only (as git)."""
+    _start_with_ids(
+        monkeypatch, "7b466035-0000-4000-8000-000000000001", "9c0a0000-0000-4000-8000-000000000002"
+    )
+    shown = _ok("show", "7b46")
+    answered = _ok("answer", "7b466", "auth_strategy=OAuth")
+    deleted = _ok("delete", "9c")
+    first, second = "7b466035-0000-4000-8000-000000000001", "9c0a0000-0000-4000-8000-000000000002"
+    assert (first, first, second) == (
+        shown["session_id"],
+        answered["session_id"],
+        deleted["session_id"],
+    )
+
+
+def test_a_prefix_of_several_session_ids_is_refused_listing_them(
+    cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ambiguous prefix exits 2 naming every session it begins; nothing is changed."""
+    first, second = "7b466035-0000-4000-8000-000000000001", "7b46ffff-0000-4000-8000-000000000002"
+    _start_with_ids(monkeypatch, first, second)
+    done = _invoke("delete", "7b46")
+    assert (2, True, True) == (done.returncode, first in done.stderr, second in done.stderr)
+    assert 2 == len(_ok("list")["sessions"])
+
+
 def test_list_json_gives_the_store_as_a_path_and_whether_it_exists(cwd: Path) -> None:
     """Before the first start, list --json's store is the path a script can open, and
     store_exists says it is not there yet (no sentence in place of the path)."""

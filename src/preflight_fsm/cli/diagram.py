@@ -12,7 +12,7 @@ import typer
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import CommandFailed, reported, usage_error
-from preflight_fsm.cli.stores import STORE_HELP, SealKeyFileOption, open_sessions
+from preflight_fsm.cli.stores import STORE_HELP, SealKeyFileOption, full_id, open_sessions
 from preflight_fsm.diagrams import (
     BINARY_FORMATS,
     MAX_SCALE,
@@ -97,7 +97,7 @@ def _stored_path(
 ) -> Graph:
     """The path of a stored session, read without changing it (as ``preflight-fsm show``)."""
     with open_sessions(store, flow_file, seal_key_file=seal_key_file) as (sessions, _):
-        machine, _record = sessions.load(session_id)
+        machine, _record = sessions.load(full_id(sessions, session_id))
     return session_graph(machine)
 
 

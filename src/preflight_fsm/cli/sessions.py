@@ -42,6 +42,7 @@ from preflight_fsm.cli.stores import (
     FlowOption,
     SealKeyFileOption,
     StoreOption,
+    full_id,
     open_sessions,
 )
 from preflight_fsm.states import DONE, NEED_CATEGORY, NEED_OTHER, NEED_PRIMARY_FIELD, NO_PATCH
@@ -329,6 +330,7 @@ def answer(
     from preflight_fsm.errors import InvalidAnswers
 
     with open_sessions(store, flow, warn=True, seal_key_file=seal_key_file) as (sessions, shown):
+        session_id = full_id(sessions, session_id)
         machine, record = sessions.load(session_id)
         if given is None:
             try:
@@ -388,6 +390,7 @@ def show(
             "--decision prints the decision file alone: leave out --json and --snapshot"
         )
     with open_sessions(store, flow, seal_key_file=seal_key_file) as (sessions, _):
+        session_id = full_id(sessions, session_id)
         machine, record = sessions.load(session_id)
         state = sessions.state_of(record, machine)
         snapshot_json = sessions.snapshot_json(record)
@@ -454,6 +457,7 @@ def stored_machine(
     sessions, shown = opened.__enter__()
     try:
         with reported(shown):
+            session_id = full_id(sessions, session_id)
             loaded, record = sessions.load(session_id)
             if loaded.finished:
                 how = "with a decision" if loaded.state == DONE else "without a decision"

@@ -15,7 +15,13 @@ import typer
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import EXIT_STORE_UNAVAILABLE, EXIT_UNKNOWN_SESSION, EXIT_USAGE
 from preflight_fsm.cli.sessions import JsonOption, SessionArgument, exit_help
-from preflight_fsm.cli.stores import FlowOption, SealKeyFileOption, StoreOption, open_sessions
+from preflight_fsm.cli.stores import (
+    FlowOption,
+    SealKeyFileOption,
+    StoreOption,
+    full_id,
+    open_sessions,
+)
 
 __all__ = ["delete", "list_sessions", "migrate"]
 
@@ -175,6 +181,7 @@ def delete(
 ) -> None:
     """Delete a stored session (an expired or corrupt one too)."""
     with open_sessions(store, None) as (sessions, _):
+        session_id = full_id(sessions, session_id)
         sessions.delete(session_id)
     typer.echo(
         json.dumps({"session_id": session_id, "deleted": True})

@@ -27,6 +27,7 @@ __all__ = [
     "FlowOption",
     "SealKeyFileOption",
     "StoreOption",
+    "full_id",
     "open_sessions",
 ]
 
@@ -139,6 +140,33 @@ def open_sessions(
             yield Sessions(opened, flow=registry, keys=keys), shown
     finally:
         opened.close()
+
+
+MAX_CANDIDATES_SHOWN: Final = 10
+
+
+def full_id(sessions: Sessions, given: str) -> str:
+    """The stored session ``given`` names: its id, or the start of exactly one live session's id
+    (as ``git`` and ``docker`` take a unique prefix). A prefix several ids begin with is a usage
+    error listing them; one no id begins with is returned as given (and not found as such)."""
+    ids = sessions.store.list()  # the store's own listing: no snapshot is read
+    if given in ids:
+        return given
+    matches = [session_id for session_id in ids if session_id.startswith(given)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:MAX_CANDIDATES_SHOWN])
+        more = (
+            f" and {len(matches) - MAX_CANDIDATES_SHOWN} more"
+            if len(matches) > MAX_CANDIDATES_SHOWN
+            else ""
+        )
+        raise usage_error(
+            f"session id {given!r} begins {len(matches)} sessions ({shown}{more}): "
+            "type more of the id"
+        )
+    return given
 
 
 def _seal_keys(key_file: Path | None) -> SealKeys | None:

@@ -43,6 +43,7 @@ from preflight_fsm.integrations.preflights import (
     to_preflights_response,
 )
 from preflight_fsm.integrations.preflights.position import Standing
+from preflight_fsm.llm.deadline import call_deadline
 from preflight_fsm.llm.judge import judge_patch, judge_turn
 from preflight_fsm.option_names import as_flow_answers, shown_names
 
@@ -314,7 +315,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
 
         def run() -> None:
             try:
-                box["value"] = call()
+                # The provider's connection ends by the deadline too: no call outlives it.
+                with call_deadline(self._deadline):
+                    box["value"] = call()
             except BaseException as exc:  # any failure of the LLM is replaced
                 box["error"] = exc
             finally:
