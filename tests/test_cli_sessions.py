@@ -169,6 +169,20 @@ def test_the_environment_names_the_store(cwd: Path) -> None:
         assert [session_id] == store.list()
 
 
+def test_the_environment_names_the_flow(cwd: Path) -> None:
+    """PREFLIGHT_FSM_FLOW is the flow file when --flow is not given: sessions start on it, and
+    later commands find it there, as PREFLIGHT_FSM_STORE's store."""
+    flow = cwd / "mine.toml"
+    flow.write_text('name = "mine"\n', encoding="utf-8")
+    env = {"PREFLIGHT_FSM_FLOW": str(flow)}
+    started = _json(cwd, "start", "Add OAuth login", env=env)
+    answered = _json(cwd, "answer", started["session_id"], "auth_strategy=OAuth", env=env)
+    assert ("933558696d03ac0d" != started["flow_fingerprint"], "Done") == (
+        True,
+        answered["turn"]["state"],
+    )
+
+
 # -- human output ---------------------------------------------------------------------------------
 
 
