@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make run` needs the package alone, not the dev toolchain: its own stamp (the dev one implies it).
+RUN_STAMP := $(VENV)/.installed-run
 # Preflights 1.1.4's own MCP server crashes on the 2.x SDK: the MCP benchmark runs it from an
 # environment of its own, pinned to the SDK release of its lock file.
 PF_MCP_VENV := .venv-preflights-mcp
@@ -16,14 +18,20 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 $(PF_MCP_STAMP):
 	test -x $(PF_MCP_VENV)/bin/python || $(PYTHON) -m venv $(PF_MCP_VENV)
 	$(PF_MCP_VENV)/bin/python -m pip install --quiet 'preflights==1.1.4' 'mcp==1.25.0'
 	touch $(PF_MCP_STAMP)
 
-run: $(STAMP)
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "make run: installing preflight-fsm (without the dev toolchain) into $(VENV): the first run only"
+	$(BIN)/python -m pip install --progress-bar on -e .
+	@touch $(RUN_STAMP)
+
+run: $(RUN_STAMP)
 	@$(BIN)/preflight-fsm chat "$(INTENTION)"
 
 # The whole suite on every core (pytest-xdist), but the tests marked bench_check (the benchmarks'
