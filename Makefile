@@ -9,7 +9,7 @@ PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
 # `make run` needs only the package: a venv of its own with no dev extra, installed with pip's
-# progress shown (D-run-venv in docs/decisions.md), so the first run is seconds, not the whole
+# progress shown (D250), so the first run is seconds, not the whole
 # development toolchain behind a silent `--quiet`.
 RUN_VENV := .venv-run
 RUN_STAMP := $(RUN_VENV)/.installed
