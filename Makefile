@@ -3,13 +3,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# `make run` needs the package alone, not the dev toolchain: its own stamp (the dev one implies it).
-RUN_STAMP := $(VENV)/.installed-run
 # Preflights 1.1.4's own MCP server crashes on the 2.x SDK: the MCP benchmark runs it from an
 # environment of its own, pinned to the SDK release of its lock file.
 PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
+# `make run` needs only the package: a venv of its own with no dev extra, installed with pip's
+# progress shown (D250), so the first run is seconds, not the whole
+# development toolchain behind a silent `--quiet`.
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.installed
 
 .PHONY: run test test-core bench-check check format dist diagrams bench bench-instructions bench-smoke fuzz \
 	sim preflights-suite clean
@@ -18,7 +21,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP) $(RUN_STAMP)
+	touch $(STAMP)
 
 $(PF_MCP_STAMP):
 	test -x $(PF_MCP_VENV)/bin/python || $(PYTHON) -m venv $(PF_MCP_VENV)
@@ -26,13 +29,13 @@ $(PF_MCP_STAMP):
 	touch $(PF_MCP_STAMP)
 
 $(RUN_STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "make run: installing preflight-fsm (without the dev toolchain) into $(VENV): the first run only"
-	$(BIN)/python -m pip install --progress-bar on -e .
-	@touch $(RUN_STAMP)
+	@echo "make run: installing preflight-fsm alone into $(RUN_VENV) (first run only; make test and make check use .venv)"
+	test -x $(RUN_VENV)/bin/python || $(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/python -m pip install --progress-bar on --disable-pip-version-check -e .
+	touch $(RUN_STAMP)
 
 run: $(RUN_STAMP)
-	@$(BIN)/preflight-fsm chat "$(INTENTION)"
+	@$(RUN_VENV)/bin/preflight-fsm chat "$(INTENTION)"
 
 # The whole suite on every core (pytest-xdist), but the tests marked bench_check (the benchmarks'
 # smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check` runs those.
@@ -119,4 +122,4 @@ preflights-suite:
 	$(PYTHON) tests/preflights_suite/run.py
 
 clean:
-	rm -rf dist $(VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf dist $(VENV) $(RUN_VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis
