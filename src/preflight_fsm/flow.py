@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import InvalidFlow
 from preflight_fsm.sizes import MAX_TEXT, MAX_VALUE
 from preflight_fsm.text import match_key, refused
@@ -276,7 +276,7 @@ def load_flow(path: str | Path) -> Flow:
         data = tomllib.loads(read_bounded(source, MAX_FLOW_FILE_BYTES).decode("utf-8"))
     except OSError as exc:
         raise InvalidFlow(f"cannot read flow file {source}: {exc.strerror}") from None
-    except TooLarge as exc:
+    except Unreadable as exc:
         raise InvalidFlow(f"flow file {source} {exc.problem}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidFlow(f"{source} is not valid TOML: {exc}") from None
