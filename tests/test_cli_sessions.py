@@ -1123,6 +1123,16 @@ def test_show_decision_of_an_undecided_session_says_to_answer_it_first(cwd: Path
     assert (2, True) == (shown.returncode, "has not decided" in shown.stderr)
 
 
+def test_a_misspelled_answer_key_is_refused_naming_the_nearest_question(cwd: Path) -> None:
+    """`answer ID change_categroy=3`: a usage error (exit 2) that suggests change_category=3,
+    and nothing is recorded (issue 31 point 5)."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "change_categroy=3")
+    shown = _ok("show", session_id)
+    assert (2, 1) == (done.returncode, shown["version"])
+    assert "did you mean change_category=3?" in done.stderr
+
+
 def test_the_default_store_is_never_committed_by_git_add(cwd: Path) -> None:
     """After `start` in a git repository, `git status` shows nothing of the store and
     `git add -A` commits no session: its folder carries its own .gitignore (issue 30)."""

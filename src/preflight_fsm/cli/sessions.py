@@ -337,7 +337,9 @@ def answer(
         machine, record = sessions.load(session_id)
         if given is None:
             try:
-                given = answers_from_pairs(machine.turn, parsed, literal=literal)
+                given = answers_from_pairs(
+                    machine.turn, parsed, literal=literal, known=machine.flow.answer_ids
+                )
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:
