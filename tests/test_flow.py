@@ -268,3 +268,11 @@ def test_a_category_name_over_200_characters_is_refused_at_load(tmp_path: Path) 
     )
     with pytest.raises(InvalidFlow, match="201 characters long"):
         load_flow(flow)
+
+
+def test_a_misspelled_flow_key_names_the_key_it_nearly_spells(tmp_path: Path) -> None:
+    """A flow file's `keyword` is refused with "did you mean keywords?" (issue 31 point 5)."""
+    path = tmp_path / "typo.toml"
+    path.write_text(PAYMENTS.replace('hint = "adr"', 'hint = "adr"\nkeyword = ["pay"]'))
+    with pytest.raises(InvalidFlow, match=r"categories\.0\.keyword \(did you mean keywords\?\)"):
+        load_flow(path)
