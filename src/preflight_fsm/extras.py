@@ -1,4 +1,5 @@
-"""How to install an optional extra into *this* installation: a command that works as printed.
+"""This installation: how to install an optional extra into it (a command that works as
+printed), and the command that runs it (:func:`server_command`, for printed configurations).
 
 preflight-fsm is not on PyPI, so ``pip install 'preflight-fsm[mcp]'`` fails. What works depends
 on how this copy was installed: from a clone (editable: install the clone with the extra), as a
