@@ -26,6 +26,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "check",
     "conformance",
     "diagram",
+    "flow_file",
     "mcp",
     "pf",
     "sessions",
@@ -52,6 +53,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "setup": ("setup", "Print the MCP configuration of Claude Code, Cursor and VS Code."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
     "tokens": ("tokens", "Create a bearer token for a team server (mcp --tokens FILE)."),
+    "flow": ("flow_file", "Print the default flow as a TOML file to start your own from."),
     "verify": ("verify", "Check decision files offline: replayed, signed, under a policy."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""
