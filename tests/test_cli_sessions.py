@@ -186,6 +186,13 @@ def test_the_environment_names_the_flow(cwd: Path) -> None:
 # -- human output ---------------------------------------------------------------------------------
 
 
+def test_show_names_the_question_it_is_asking(cwd: Path) -> None:
+    """Past the type of change, the status line quotes the question the session asks."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("show", session_id)
+    assert 'status   asking "Which authentication approach?" (turn 1' in done.stdout
+
+
 def test_start_prints_the_id_the_question_and_how_to_answer(cwd: Path) -> None:
     """Without --json, start prints the session id, the question with its id and options, its
     companion, and the answer command to run next."""
