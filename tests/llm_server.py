@@ -39,7 +39,7 @@ WORDING = "In your own words: "
 class Reply:
     """How to answer one request."""
 
-    kind: str = "comply"  # comply, break, status, text, bad_arguments
+    kind: str = "comply"  # comply, break, status, text, bad_arguments, drip
     status: int = 200
     delay: float = 0.0
     reword_options: bool = False
@@ -63,6 +63,7 @@ class LLMServer:
         self.script: deque[Reply] = deque()
         self.default = Reply()
         self.exchanges: list[Exchange] = []
+        self.dripping = 0  # connections a "drip" reply is still writing to
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
@@ -133,11 +134,34 @@ def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 user = body["messages"][-1]["content"]
             server.record(Exchange(api, tool, user, body))
             reply = server.next_reply()
+            if reply.kind == "drip":
+                self._drip()
+                return
             if reply.delay:
                 time.sleep(reply.delay)
             # The client may have given up waiting (a slow reply past its timeout).
             with contextlib.suppress(OSError):
                 self._answer(api, tool, user, reply)
+
+        def _drip(self) -> None:
+            """A reply that never ends: headers, then one byte every 50 ms until the client
+            goes away (or a minute passes), each byte well within any per-read timeout."""
+            with server._lock:
+                server.dripping += 1
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "1000000")
+                self.end_headers()
+                for _ in range(1200):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass  # the client closed the connection
+            finally:
+                with server._lock:
+                    server.dripping -= 1
 
         def _answer(self, api: str, tool: str, user: str, reply: Reply) -> None:
             if reply.kind == "status":

@@ -213,3 +213,20 @@ def test_input_ending_at_a_prompt_says_so_and_how_to_go_on(repo_home: tuple[Path
     status = follow(repo, home, ended.stderr)
     assert (1, "INPUT_ENDED") == (ended.returncode, ended.stderr.split("Error: ")[1].split()[0])
     assert [["answer", "auth_strategy=OAuth"]] == hints(status)
+
+
+def test_a_start_whose_intention_answers_everything_names_the_questions_owed(
+    repo_home: tuple[Path, Path],
+) -> None:
+    """`start --non-interactive "Add OAuth login"` (the category read from the intention) lists
+    the questions still owed, allowlist_paths and acceptance_criteria, and following its hints
+    completes the session: never an empty list and a `<key>` placeholder (issue 30)."""
+    repo, home = repo_home
+    printed = run_pf(repo, home, "start", "--non-interactive", "Add OAuth login").stdout
+    assert ["allowlist_paths", "acceptance_criteria"] == re.findall(r"Q\d+ \[(\w+)\]", printed)
+    assert "<key>" not in printed
+    for _ in range(4):
+        if "Preflight completed" in printed:
+            break
+        printed = follow(repo, home, printed)
+    assert "Preflight completed" in printed

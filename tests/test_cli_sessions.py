@@ -169,7 +169,28 @@ def test_the_environment_names_the_store(cwd: Path) -> None:
         assert [session_id] == store.list()
 
 
+def test_the_environment_names_the_flow(cwd: Path) -> None:
+    """PREFLIGHT_FSM_FLOW is the flow file when --flow is not given: sessions start on it, and
+    later commands find it there, as PREFLIGHT_FSM_STORE's store."""
+    flow = cwd / "mine.toml"
+    flow.write_text('name = "mine"\n', encoding="utf-8")
+    env = {"PREFLIGHT_FSM_FLOW": str(flow)}
+    started = _json(cwd, "start", "Add OAuth login", env=env)
+    answered = _json(cwd, "answer", started["session_id"], "auth_strategy=OAuth", env=env)
+    assert ("933558696d03ac0d" != started["flow_fingerprint"], "Done") == (
+        True,
+        answered["turn"]["state"],
+    )
+
+
 # -- human output ---------------------------------------------------------------------------------
+
+
+def test_show_names_the_question_it_is_asking(cwd: Path) -> None:
+    """Past the type of change, the status line quotes the question the session asks."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("show", session_id)
+    assert 'status   asking "Which authentication approach?" (turn 1' in done.stdout
 
 
 def test_start_prints_the_id_the_question_and_how_to_answer(cwd: Path) -> None:
@@ -1028,7 +1049,7 @@ def test_start_with_an_endless_flow_file_is_refused(cwd: Path) -> None:
     """`start --flow /dev/zero` exits 2 at once instead of reading until memory runs out."""
     done = _run(cwd, "start", "Add OAuth login", "--flow", "/dev/zero")
     assert EXIT_USAGE == done.returncode
-    assert "larger than" in done.stderr
+    assert "/dev/zero is a device, not a regular file" in done.stderr
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
@@ -1100,3 +1121,44 @@ def test_show_decision_of_an_undecided_session_says_to_answer_it_first(cwd: Path
     session_id = _ok("start", "Add OAuth login")["session_id"]
     shown = _invoke("show", session_id, "--decision")
     assert (2, True) == (shown.returncode, "has not decided" in shown.stderr)
+
+
+def test_a_misspelled_answer_key_is_refused_naming_the_nearest_question(cwd: Path) -> None:
+    """`answer ID change_categroy=3`: a usage error (exit 2) that suggests change_category=3,
+    and nothing is recorded (issue 31 point 5)."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "change_categroy=3")
+    shown = _ok("show", session_id)
+    assert (2, 1) == (done.returncode, shown["version"])
+    assert "did you mean change_category=3?" in done.stderr
+
+
+def test_the_default_store_is_never_committed_by_git_add(cwd: Path) -> None:
+    """After `start` in a git repository, `git status` shows nothing of the store and
+    `git add -A` commits no session: its folder carries its own .gitignore (issue 30)."""
+    subprocess.run(["git", "init", "-q"], cwd=cwd, check=True)
+    assert 0 == _run(cwd, "start", "Add OAuth login").returncode
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "" == status.stdout
+
+
+def test_a_people_file_beside_the_default_store_can_still_be_committed(cwd: Path) -> None:
+    """The store folder's .gitignore keeps the sessions out, not the people file (committed and
+    reviewed like CODEOWNERS)."""
+    subprocess.run(["git", "init", "-q"], cwd=cwd, check=True)
+    assert 0 == _run(cwd, "start", "Add OAuth login").returncode
+    (cwd / ".preflight-fsm" / "people.toml").write_text("")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "?? .preflight-fsm/people.toml\n" == status.stdout

@@ -225,15 +225,15 @@ def test_the_default_flows_fingerprint_is_the_one_0_1_0_sessions_carry() -> None
 
 
 def test_a_flow_file_beyond_its_limit_is_refused_unread(tmp_path: Path) -> None:
-    """A flow file is read up to MAX_FLOW_FILE_BYTES and one byte: /dev/zero, or a huge file,
-    is refused saying so, never read to its end."""
+    """A flow file is read up to MAX_FLOW_FILE_BYTES and one byte: a huge file is refused saying
+    so, never read to its end; /dev/zero is no file at all."""
     from preflight_fsm.flow import MAX_FLOW_FILE_BYTES
 
     huge = tmp_path / "huge.toml"
     huge.write_text("#" * (MAX_FLOW_FILE_BYTES + 1))
     with pytest.raises(InvalidFlow, match="larger than 1,048,576 bytes"):
         load_flow(huge)
-    with pytest.raises(InvalidFlow, match="larger than"):
+    with pytest.raises(InvalidFlow, match="is a device, not a regular file"):
         load_flow("/dev/zero")
 
 
@@ -268,3 +268,11 @@ def test_a_category_name_over_200_characters_is_refused_at_load(tmp_path: Path) 
     )
     with pytest.raises(InvalidFlow, match="201 characters long"):
         load_flow(flow)
+
+
+def test_a_misspelled_flow_key_names_the_key_it_nearly_spells(tmp_path: Path) -> None:
+    """A flow file's `keyword` is refused with "did you mean keywords?" (issue 31 point 5)."""
+    path = tmp_path / "typo.toml"
+    path.write_text(PAYMENTS.replace('hint = "adr"', 'hint = "adr"\nkeyword = ["pay"]'))
+    with pytest.raises(InvalidFlow, match=r"categories\.0\.keyword \(did you mean keywords\?\)"):
+        load_flow(path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("preflights")
 
@@ -82,6 +84,53 @@ def test_store_sessions_refuse_a_stale_write() -> None:
     first.update(mine)
     with pytest.raises(SessionConflict):
         second.update(theirs)
+
+
+@st.composite
+def _interleavings(draw: st.DrawFn) -> list[tuple[str, int]]:
+    """Two to four requests, each a read then a write, their steps interleaved in any order."""
+    requests = draw(st.integers(min_value=2, max_value=4))
+    pending = {i: ["get", "update"] for i in range(requests)}
+    order = []
+    while pending:
+        request = draw(st.sampled_from(sorted(pending)))
+        order.append((pending[request].pop(0), request))
+        if not pending[request]:
+            del pending[request]
+    return order
+
+
+@given(_interleavings())
+@settings(max_examples=200, deadline=None)
+def test_concurrent_requests_on_one_server_never_lose_an_acknowledged_answer(
+    order: list[tuple[str, int]],
+) -> None:
+    """Requests a server handles at once share its one adapter (issue 30): whatever the
+    interleaving, exactly one write is acknowledged per version read, and every acknowledged
+    answer is in the session afterwards."""
+    store = MemoryStore()
+    adapter = StoreSessionAdapter(store)  # one per server, as `mcp --preflights` builds it
+    adapter.create(session())
+    read: dict[int, Session] = {}
+    acknowledged: dict[int, int] = {}  # request -> the version it read
+    for step, request in order:
+        if step == "get":
+            found = adapter.get("s-1")
+            assert found is not None
+            read[request] = found
+            continue
+        version = store.get(f"{KEY_PREFIX}s-1").version
+        mine = read[request]
+        mine.answers = {**mine.answers, f"q{request}": "yes"}
+        try:
+            adapter.update(mine)
+        except SessionConflict:
+            continue
+        acknowledged[request] = version
+    kept = adapter.get("s-1")
+    assert kept is not None
+    assert len(set(acknowledged.values())) == len(acknowledged)
+    assert {f"q{r}": "yes" for r in acknowledged} == kept.answers
 
 
 def test_an_unknown_or_deleted_store_session_is_none() -> None:

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import InvalidFlow
 from preflight_fsm.sizes import MAX_TEXT, MAX_VALUE
 from preflight_fsm.text import match_key, refused
@@ -276,7 +276,7 @@ def load_flow(path: str | Path) -> Flow:
         data = tomllib.loads(read_bounded(source, MAX_FLOW_FILE_BYTES).decode("utf-8"))
     except OSError as exc:
         raise InvalidFlow(f"cannot read flow file {source}: {exc.strerror}") from None
-    except TooLarge as exc:
+    except Unreadable as exc:
         raise InvalidFlow(f"flow file {source} {exc.problem}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidFlow(f"{source} is not valid TOML: {exc}") from None
@@ -302,9 +302,34 @@ def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
         ]
         parts = []
         if unknown:
-            parts.append("unknown keys: " + ", ".join(unknown))
+            parts.append("unknown keys: " + ", ".join(_with_suggestion(key) for key in unknown))
         parts += other
         raise InvalidFlow(f"{source}: " + "; ".join(parts), ids=tuple(unknown)) from None
+
+
+def _with_suggestion(dotted: str) -> str:
+    """An unknown key as shown, with the flow key it nearly spells (``keyword``: keywords)."""
+    from preflight_fsm.suggest import nearest
+
+    last = dotted.rsplit(".", 1)[-1]
+    near = nearest(last, _flow_keys(Flow))
+    return f"{dotted} (did you mean {near}?)" if near is not None else dotted
+
+
+def _flow_keys(model: type[BaseModel], seen: frozenset[type] = frozenset()) -> set[str]:
+    """Every key a flow file may hold, at any depth (the models' field names and aliases)."""
+    import typing
+
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        keys.add(field.alias or name)
+        pending = [field.annotation]
+        while pending:
+            kind = pending.pop()
+            pending.extend(typing.get_args(kind))
+            if isinstance(kind, type) and issubclass(kind, BaseModel) and kind not in seen:
+                keys |= _flow_keys(kind, seen | {model, kind})
+    return keys
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import InvalidPeopleFile
 from preflight_fsm.principal import principal_problem
 from preflight_fsm.proof import PROOF_LIMITS
@@ -155,7 +155,7 @@ class People:
                 f"{path} does not exist; enroll a person (preflight-fsm people enroll NAME) or "
                 "name the people file with --people FILE"
             ) from None
-        except TooLarge as exc:
+        except Unreadable as exc:
             raise InvalidPeopleFile(f"{path} {exc.problem}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidPeopleFile(f"cannot read the people file {path}: {exc}") from None

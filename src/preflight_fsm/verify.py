@@ -37,7 +37,7 @@ from preflight_fsm.attestation import (
     replayed,
     subject_name,
 )
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.decision_record import (
     ATTESTATION_OPEN,
     RECORD_MARKER,
@@ -133,7 +133,7 @@ def verify_path(
     shown = str(path)
     try:
         text = read_bounded(path, MAX_DECISION_FILE_BYTES).decode("utf-8")
-    except TooLarge as exc:
+    except Unreadable as exc:
         return Verdict(shown, "unreadable", f"the file {exc.problem}")
     except UnicodeDecodeError:
         return Verdict(shown, "unreadable", "the file is not UTF-8 text")

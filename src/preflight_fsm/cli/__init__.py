@@ -26,6 +26,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "check",
     "conformance",
     "diagram",
+    "flow_file",
     "mcp",
     "people",
     "pf",
@@ -54,6 +55,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
     "tokens": ("tokens", "Create a bearer token for a team server (mcp --tokens FILE)."),
     "people": ("people", "Enroll a person's passkey in the people file (a one-time link)."),
+    "flow": ("flow_file", "Print the default flow as a TOML file to start your own from."),
     "verify": ("verify", "Check decision files offline: replayed, signed, under a policy."),
 }
 """Command name -> (the module that defines it, its one-line help for ``--help``)."""

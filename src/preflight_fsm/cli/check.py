@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 import typer
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.contract import Violation, check_decision_patch, check_llm_response
 
@@ -167,7 +167,7 @@ def _read(file: str) -> str:
         data = read_bounded(sys.stdin.buffer if file == "-" else Path(file), MAX_INPUT_BYTES)
     except OSError as exc:
         raise UnreadableInput(f"cannot read {file}: {exc.strerror or exc}") from None
-    except TooLarge as exc:
+    except Unreadable as exc:
         raise UnreadableInput(f"{file} {exc.problem}") from None
     try:
         return data.decode("utf-8-sig")

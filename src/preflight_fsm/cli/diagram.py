@@ -9,7 +9,7 @@ from typing import Annotated, Final, cast
 
 import typer
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import CommandFailed, reported, usage_error
 from preflight_fsm.cli.stores import STORE_HELP, SealKeyFileOption, full_id, open_sessions
@@ -233,7 +233,7 @@ def _drawn(
                 data = read_bounded(snapshot, MAX_SNAPSHOT_BYTES)
             except OSError as exc:
                 raise _fail(f"cannot read snapshot {snapshot}: {exc.strerror}") from None
-            except TooLarge as exc:
+            except Unreadable as exc:
                 raise _usage(f"the snapshot file {snapshot} {exc.problem}") from None
             try:
                 graph = session_graph(data, flow or default_flow())

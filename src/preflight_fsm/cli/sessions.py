@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.cli import app
 from preflight_fsm.cli.report import (
     EXIT_CONFLICT,
@@ -186,9 +186,12 @@ def _print_state(
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
     turn = state.turn
+    status = _STATUS[turn.state]
+    if turn.state == NEED_PRIMARY_FIELD and turn.questions:  # the question named, as asked
+        status = f'asking "{turn.questions[0].question}"'
     lines = [
         f"session  {state.id}",
-        f"status   {_STATUS[turn.state]} (turn {turn.number}, progress {turn.progress:g}, "
+        f"status   {status} (turn {turn.number}, progress {turn.progress:g}, "
         f"version {state.version})",
         "",
         *_describe_turn(turn, flow),
@@ -311,7 +314,7 @@ def answer(
             raise usage_error("give the answers as - (standard input) or --answers, not both")
         try:
             data = read_bounded(sys.stdin.buffer, MAX_ANSWERS_BYTES)
-        except TooLarge as exc:
+        except Unreadable as exc:
             raise usage_error(f"standard input {exc.problem}: send one step's answers") from None
         given = _json_answers(data, "standard input")
     elif answers_json is not None:
@@ -334,7 +337,9 @@ def answer(
         machine, record = sessions.load(session_id)
         if given is None:
             try:
-                given = answers_from_pairs(machine.turn, parsed, literal=literal)
+                given = answers_from_pairs(
+                    machine.turn, parsed, literal=literal, known=machine.flow.answer_ids
+                )
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from preflight_fsm.store import Sessions
 
 __all__ = [
+    "FLOW_ENV",
     "STORE_HELP",
     "ExpireOption",
     "FlowOption",
@@ -37,6 +38,9 @@ STORE_HELP: Final = (
 )
 """What ``--store`` accepts, as every command's help says it (a test holds it equal to the
 registered backends' prefixes; the store package is not imported to print help)."""
+
+FLOW_ENV: Final = "PREFLIGHT_FSM_FLOW"
+"""The flow file every command uses when ``--flow`` is not given (as PREFLIGHT_FSM_STORE)."""
 
 StoreOption = Annotated[
     str | None,
@@ -88,8 +92,12 @@ FlowOption = Annotated[
     typer.Option(
         "--flow",
         metavar="FLOW.toml",
+        envvar=FLOW_ENV,
+        show_envvar=False,
         help="The flow file new sessions start on; earlier versions kept in "
-        "FLOW.versions/*.toml still run the sessions that started on them.",
+        f"FLOW.versions/*.toml still run the sessions that started on them. Default: ${FLOW_ENV}, "
+        "else the built-in flow.",
+        show_default=False,
     ),
 ]
 

@@ -43,7 +43,9 @@ from preflight_fsm.integrations.preflights import (
     to_preflights_response,
 )
 from preflight_fsm.integrations.preflights.position import Standing
+from preflight_fsm.llm.deadline import call_deadline
 from preflight_fsm.llm.judge import judge_patch, judge_turn
+from preflight_fsm.llm.shown_text import c5_problems, patch_texts, turn_texts
 from preflight_fsm.option_names import as_flow_answers, shown_names
 
 __all__ = [
@@ -248,7 +250,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         except _Failed as failed:
             self._replace("extract_decision_patch", failed.reason, failed.detail)
             return reference
-        disagreements = judge_patch(reply, reference, answers=answers)
+        disagreements = c5_problems(patch_texts(reply)) or judge_patch(
+            reply, reference, answers=answers
+        )
         if disagreements:
             self._replace("extract_decision_patch", "contract", _summary(disagreements))
             return reference
@@ -299,7 +303,10 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         except LLMInvalidResponseError as exc:
             self._replace("generate_questions", "invalid_response", str(exc))
             return reference
-        disagreements = judge_turn(reply, reference, self.flow)
+        options = [o for q in reference.questions for o in q.options or ()]
+        disagreements = c5_problems(turn_texts(reply), options) or judge_turn(
+            reply, reference, self.flow
+        )
         if disagreements:
             self._replace("generate_questions", "contract", _summary(disagreements))
             return reference
@@ -314,7 +321,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
 
         def run() -> None:
             try:
-                box["value"] = call()
+                # The provider's connection ends by the deadline too: no call outlives it.
+                with call_deadline(self._deadline):
+                    box["value"] = call()
             except BaseException as exc:  # any failure of the LLM is replaced
                 box["error"] = exc
             finally:

@@ -5,8 +5,9 @@ The choice is Preflights': ``--llm-provider`` (or ``$PREFLIGHTS_LLM_PROVIDER``),
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``OPENROUTER_API_KEY``). Two settings
 differ, because the guard owns the time: the adapter's own retries are off (Preflights retries a
 timeout twice at 15 s each, and the SDK retries again underneath), and its timeout is the
-guard's deadline plus a second. Past the deadline the engine has answered already; a retry would
-only spend the user's quota.
+guard's deadline plus a second, and its connection ends by the guard's deadline
+(``preflight_fsm.llm.connection``): a provider that drips bytes leaves no call behind. Past the
+deadline the engine has answered already; a retry would only spend the user's quota.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ def provider_adapter(
         ) from None
     client = getattr(adapter, "_client", None)
     if client is not None and hasattr(client, "with_options"):
-        # The SDK's own retries (2, with back-off) would outlast the deadline too.
-        adapter._client = client.with_options(max_retries=0)
+        from preflight_fsm.llm.connection import deadline_http_client
+
+        # The SDK's own retries (2, with back-off) would outlast the deadline too, and its
+        # timeout bounds each read only: the guard's deadline ends the whole call.
+        adapter._client = client.with_options(max_retries=0, http_client=deadline_http_client())
     return adapter

@@ -27,7 +27,7 @@ from preflights.adapters.llm_base import BaseLLMAdapter
 from preflights.adapters.llm_errors import LLMProviderError
 from preflights.application.llm_config import LLMConfig
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import TooLarge, Unreadable, read_bounded
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -167,6 +167,8 @@ def _load(path: Path) -> tuple[dict[str, str], str | None]:
         raise RecordingMissing(
             f"cannot read the recording {path}: it {exc}; record only the sessions you replay"
         ) from None
+    except Unreadable as exc:
+        raise RecordingMissing(f"the recording {path} {exc.problem}") from None
     except FileNotFoundError:
         raise RecordingMissing(
             f"no recording at {path}: record one first (preflight-fsm pf --llm-provider NAME "

@@ -21,6 +21,7 @@ from typing import ClassVar, Final
 
 from mcp.server.auth.provider import AccessToken
 
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import PreflightFsmError
 from preflight_fsm.principal import PRINCIPAL_REQUIREMENT, principal_problem
 
@@ -79,15 +80,14 @@ def token_digest(token: str) -> str:
 def read_tokens(path: Path) -> TokensFile:
     """The tokens in ``path``; InvalidTokensFile naming what is wrong."""
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_TOKENS_FILE + 1)
+        raw = read_bounded(path, MAX_TOKENS_FILE)
     except OSError as exc:
         raise InvalidTokensFile(
             f"cannot read the tokens file {path} ({exc.strerror or exc}): create it with "
             f"preflight-fsm tokens add NAME --tokens {path}"
         ) from None
-    if len(raw) > MAX_TOKENS_FILE:
-        raise InvalidTokensFile(f"the tokens file {path} is over {MAX_TOKENS_FILE} bytes")
+    except Unreadable as exc:
+        raise InvalidTokensFile(f"the tokens file {path} {exc.problem}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

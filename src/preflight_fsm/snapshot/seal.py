@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from preflight_fsm.bounded import TooLarge, read_bounded
+from preflight_fsm.bounded import Unreadable, read_bounded
 
 __all__ = ["MIN_KEY_BYTES", "SEAL_KEYS_ENV", "SEAL_KEY_FILE_ENV", "SealKeys"]
 
@@ -63,7 +63,9 @@ class SealKeys:
         """Keys from a key file (one per line, the first seals)."""
         try:
             return cls.from_text(read_bounded(Path(path), MAX_KEY_FILE_BYTES).decode("utf-8"))
-        except (OSError, UnicodeDecodeError, TooLarge) as exc:
+        except Unreadable as exc:
+            raise ValueError(f"the seal key file {path} {exc.problem}") from None
+        except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"cannot read the seal key file {path}: {exc}") from None
 
     @classmethod

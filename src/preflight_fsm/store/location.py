@@ -16,6 +16,7 @@ from typing import Final
 
 from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, SessionStore
+from preflight_fsm.store.folder import DEFAULT_FOLDER
 from preflight_fsm.store.schemes import accepted_locations, scheme_for
 
 __all__ = [
@@ -30,7 +31,7 @@ __all__ = [
 STORE_ENV: Final = "PREFLIGHT_FSM_STORE"
 """The environment variable naming the store when ``--store`` does not."""
 
-DEFAULT_PATH: Final = Path(".preflight-fsm") / "sessions.sqlite3"
+DEFAULT_PATH: Final = Path(DEFAULT_FOLDER) / "sessions.sqlite3"
 """The default store: this SQLite file, relative to the working directory."""
 
 # A scheme as RFC 3986 spells it, then ":": two letters at least, so a Windows drive is a path.

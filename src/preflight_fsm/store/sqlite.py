@@ -42,12 +42,14 @@ from preflight_fsm.store.base import (
     entry_from,
     record_from,
 )
+from preflight_fsm.store.folder import make_store_folder
 from preflight_fsm.store.schemes import register_store
 from preflight_fsm.store.sqlite_layout import APPLICATION_ID, RECLAIM, SCHEMA, SCHEMA_VERSION
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
 _META = "version, created_at, updated_at, expire_after, flow"
 _ACCEPTED = (
     "name a new file (the first `start` creates it) or an existing preflight-fsm session store"
@@ -145,7 +147,7 @@ class SqliteStore(SessionStore):
         """
         import tempfile  # only the first start of a store needs it
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_store_folder(self.path.parent)
         fd, temporary = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent
         )

@@ -11,6 +11,7 @@ mock (or, with pf's ``--llm`` options, Preflights' real adapter under the guard,
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +24,7 @@ from preflights.adapters.filesystem import FilesystemAdapter
 from preflights.adapters.random_uid import RandomUIDProvider
 from preflights.adapters.simple_file_context import SimpleFileContextBuilder
 from preflights.adapters.system_clock import SystemClockProvider
+from preflights.application.types import PreflightStartResult
 from preflights.cli.errors import ExitCode
 from preflights.cli.main import app as pf_app
 from preflights.cli.state import delete_session
@@ -37,18 +39,37 @@ from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
 
-__all__ = ["LLM_OPTIONS", "build_pf_app", "run_pf"]
+__all__ = ["LLM_OPTIONS", "PfApplication", "build_pf_app", "run_pf"]
 
 LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
 """pf's options that choose a real LLM: it runs under the guard (``preflight_fsm.llm``)."""
 
 
+class PfApplication(FsmPreflightsApp):
+    """The application of ``pf``: a start that leaves nothing to ask asks the next round."""
+
+    def start_preflight(
+        self, intention: str, repo_path: str, *, debug_llm: bool = False
+    ) -> PreflightStartResult:
+        """Preflights' start; when the intention answered every question shown, the questions of
+        the next round instead (issue 30): pf lists only questions without a parent, so an empty
+        list and a ``<key>`` placeholder would be all a person is told, as ``mcp --preflights``
+        continues at once in that case too."""
+        started = super().start_preflight(intention, repo_path, debug_llm=debug_llm)
+        if any(q.depends_on_question_id is None for q in started.questions):
+            return started
+        following = self.continue_preflight(started.session_id, {}, debug_llm=debug_llm)
+        if following.status != "needs_clarification" or not following.questions:
+            return started
+        return dataclasses.replace(started, questions=following.questions)
+
+
 def build_pf_app(
     flow: Flow | None = None, llm_adapter: FsmLLMAdapter | None = None
-) -> FsmPreflightsApp:
+) -> PfApplication:
     """The application ``pf`` builds for itself (``_get_default_app``), on the engine (or on
     ``llm_adapter``, a guarded LLM)."""
-    return FsmPreflightsApp(
+    return PfApplication(
         session_adapter=FsmFileSessionAdapter(),
         llm_adapter=llm_adapter or FsmLLMAdapter(flow=flow),
         filesystem_adapter=FilesystemAdapter(),

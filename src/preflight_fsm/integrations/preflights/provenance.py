@@ -17,8 +17,10 @@ import logging
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.decision_record import record
 from preflight_fsm.machine import ClarificationMachine
+from preflight_fsm.verify import MAX_DECISION_FILE_BYTES
 
 __all__ = ["note_who_answered"]
 
@@ -40,8 +42,9 @@ def note_who_answered(
             continue
         path = Path(repo_path) / relative
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_bounded(path, MAX_DECISION_FILE_BYTES).decode("utf-8")
             written = record(text, machine, session_id=session_id, prefilled=prefilled)
             path.write_text(written, encoding="utf-8")
-        except OSError as exc:  # the decision is written; its record is not worth failing it
+        except (OSError, Unreadable, UnicodeDecodeError) as exc:  # the decision is written;
+            # its record is not worth failing it
             logger.warning("could not write the decision record in %s: %s", path, exc)

@@ -58,6 +58,7 @@ PROOFS: Final = "fsm_round_proofs"
 """The attribute (and JSON key) holding each accepted round's passkey proof (its JSON), or null."""
 OWNER: Final = "fsm_owner"
 """The attribute (and JSON key) holding the principal that started the session, or null."""
+_VERSION_READ: Final = "fsm_version_read"  # on a Session: the store version it was read at
 
 
 def recorded_rounds(session: Session) -> tuple[dict[str, Any], ...]:
@@ -167,9 +168,11 @@ class FsmFileSessionAdapter(FileSessionAdapter):
 class StoreSessionAdapter:
     """Preflights' ``SessionPort`` on a preflight-fsm store: durable, and written by version.
 
-    An update writes only over the version this adapter read (compare-and-set), so of two
-    processes answering the same session at once, one gets ``SessionConflict`` and nothing of
-    its round is written.
+    An update writes only over the version its session object was read at (compare-and-set), so
+    of two rounds answering the same session at once, in two processes or in two requests of one
+    server, one gets ``SessionConflict`` and nothing of its round is written. The version travels
+    with the object ``get`` returned, never in a map the adapter shares across requests: a map
+    would let a second request write with the version the first one stored (issue 30).
     """
 
     def __init__(
@@ -181,7 +184,6 @@ class StoreSessionAdapter:
     ) -> None:
         self.store = store
         self._codec = FsmFileSessionAdapter(Path("unused"))  # its JSON form, never its files
-        self._versions: dict[str, int] = {}
         # A server with authentication (mcp/auth.py): who starts a session now, and whether
         # the caller may use a session that owner started (else it reads as not found).
         self._owner = owner
@@ -195,7 +197,7 @@ class StoreSessionAdapter:
             record = self.store.create(_key(session.id), self._dump(session))
         except SessionConflict as exc:
             raise SessionAlreadyExistsError(f"Session {session.id} already exists") from exc
-        self._versions[session.id] = record.version
+        setattr(session, _VERSION_READ, record.version)
 
     def get(self, session_id: str) -> Session | None:
         """The session, or None when there is none (never created, ended, expired or unreadable)."""
@@ -206,23 +208,22 @@ class StoreSessionAdapter:
             return None
         if self._may_use is not None and not self._may_use(getattr(session, OWNER, None)):
             return None  # exactly as a session never started
-        self._versions[session_id] = record.version
+        setattr(session, _VERSION_READ, record.version)
         return session
 
     def update(self, session: Session) -> None:
         """Write the session over the version read; SessionNotFoundError, SessionConflict."""
-        version = self._versions.get(session.id)
-        if version is None:
+        version = getattr(session, _VERSION_READ, None)
+        if not isinstance(version, int):
             raise SessionNotFoundError(f"Session {session.id} not found")
         try:
             record = self.store.put(_key(session.id), self._dump(session), version)
         except (SessionNotFound, SessionExpired) as exc:
             raise SessionNotFoundError(f"Session {session.id} not found") from exc
-        self._versions[session.id] = record.version
+        setattr(session, _VERSION_READ, record.version)
 
     def delete(self, session_id: str) -> None:
         """Remove the session; nothing happens when there is none."""
-        self._versions.pop(session_id, None)
         with contextlib.suppress(SessionNotFound):
             self.store.delete(_key(session_id))
 
