@@ -1,8 +1,9 @@
 """``preflight-fsm people enroll NAME``: enroll a person's passkey in the people file.
 
 A one-time link is printed once, on standard error, and never logged; the page it opens, served
-on loopback for as long as the command waits, runs the WebAuthn registration. The command exits 0 once the credential
-is written, 1 when the link expired first (nothing written). See docs/web.md.
+on loopback for as long as the command waits, runs the WebAuthn registration. The command exits
+0 once the credential is written, 1 when the link expired first (nothing written). See
+docs/web.md.
 """
 
 from __future__ import annotations
