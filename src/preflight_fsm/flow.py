@@ -378,12 +378,17 @@ def load_registry(path: str | Path) -> FlowRegistry:
     """The flow file at ``path`` as the current flow, with every earlier version kept beside it
     in ``<name>.versions/*.toml`` (a missing directory means none)."""
     source = Path(path)
+    return FlowRegistry(load_flow(source), _earlier_versions(source))
+
+
+def _earlier_versions(source: Path) -> list[Flow]:
+    """The flows kept in ``<name>.versions/*.toml`` beside ``source``, by file name."""
     versions = source.with_name(source.stem + VERSIONS_SUFFIX)
-    earlier = [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
-    return FlowRegistry(load_flow(source), earlier)
+    return [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
 
 
 @cache
 def default_registry() -> FlowRegistry:
-    """The default flow; no earlier version of it has shipped yet."""
-    return FlowRegistry(default_flow())
+    """The default flow, with its earlier versions from ``flows/default.versions/`` beside it
+    (C10; none has shipped yet, and a missing folder means none)."""
+    return FlowRegistry(default_flow(), _earlier_versions(DEFAULT_FLOW_FILE))
