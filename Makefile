@@ -8,6 +8,11 @@ STAMP := $(VENV)/.installed
 PF_MCP_VENV := .venv-preflights-mcp
 PF_MCP_STAMP := $(PF_MCP_VENV)/.installed
 INTENTION ?= Add OAuth login to the admin dashboard
+# `make run` needs only the package: a venv of its own with no dev extra, installed with pip's
+# progress shown (D250), so the first run is seconds, not the whole
+# development toolchain behind a silent `--quiet`.
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.installed
 
 .PHONY: run test test-core bench-check check format dist diagrams bench bench-instructions bench-smoke fuzz \
 	sim preflights-suite clean
@@ -23,8 +28,14 @@ $(PF_MCP_STAMP):
 	$(PF_MCP_VENV)/bin/python -m pip install --quiet 'preflights==1.1.4' 'mcp==1.25.0'
 	touch $(PF_MCP_STAMP)
 
-run: $(STAMP)
-	@$(BIN)/preflight-fsm chat "$(INTENTION)"
+$(RUN_STAMP): pyproject.toml
+	@echo "make run: installing preflight-fsm alone into $(RUN_VENV) (first run only; make test and make check use .venv)"
+	test -x $(RUN_VENV)/bin/python || $(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/python -m pip install --progress-bar on --disable-pip-version-check -e .
+	touch $(RUN_STAMP)
+
+run: $(RUN_STAMP)
+	@$(RUN_VENV)/bin/preflight-fsm chat "$(INTENTION)"
 
 # The whole suite on every core (pytest-xdist), but the tests marked bench_check (the benchmarks'
 # smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check` runs those.
@@ -111,4 +122,4 @@ preflights-suite:
 	$(PYTHON) tests/preflights_suite/run.py
 
 clean:
-	rm -rf dist $(VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf dist $(VENV) $(RUN_VENV) $(PF_MCP_VENV) .venv-preflights-suite .preflights-suite .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,13 +1,18 @@
-"""Test helpers: `preflight-fsm mcp` as a real subprocess, reached with the SDK's own client.
+"""Test helpers: `preflight-fsm mcp` reached with the SDK's own client.
 
 Over stdio the client starts the server itself (as Claude Code does); over HTTP the server runs
 on a free loopback port until the block ends. Servers' standard error goes to a file, so tests
-can check that nothing (a traceback) was printed there.
+can check that nothing (a traceback) was printed there. In memory (:func:`connect_memory`) the
+server the stdio command would serve is built in the test's process and joined to the client by
+the SDK's in-memory transport: the same JSON-RPC messages without a process per test, for the
+tests of what the tools do rather than of the transport (``test_mcp_stdio.py`` and the stdio
+tests that remain keep the process boundary).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -21,11 +26,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mcp import Client, StdioServerParameters
+from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ElicitationFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
+
+from preflight_fsm.cli.serving import answer_page
+from preflight_fsm.mcp import build_server
+from preflight_fsm.mcp.policy import AnswersFrom
+from preflight_fsm.store import Sessions, open_store
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
 # branch); this is the one import of it in the MCP tests.
@@ -36,6 +47,7 @@ __all__ = [
     "HttpServer",
     "call",
     "connect_http",
+    "connect_memory",
     "connect_stdio",
     "free_port",
     "http_server",
@@ -82,6 +94,62 @@ async def connect_stdio(
         read_timeout_seconds=30,
     ) as client:
         yield client
+
+
+class _Records(logging.Handler):
+    """The log records at ERROR or above: a server's traceback, which stdio would print."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(self.format(record))
+
+
+@asynccontextmanager
+async def connect_memory(
+    store: str,
+    *,
+    mode: str = "auto",
+    elicitation: ElicitationFnT | None = None,
+    answers_from: AnswersFrom = "any",
+    preflights: bool = False,
+) -> AsyncIterator[Client]:
+    """A client connected in memory to the server `preflight-fsm mcp --store STORE` serves over
+    stdio (``--answers-from``, ``--preflights`` as given), built as the command builds it; no
+    error may be logged (a traceback) while it is connected."""
+    records = _Records()
+    root = logging.getLogger()
+    root.addHandler(records)
+    closing: list[Any] = []
+    try:
+        if preflights:
+            from preflight_fsm.integrations.preflights.agent_tools import (
+                build_preflights_server,
+            )
+
+            server = build_preflights_server(store, answers_from=answers_from)
+        else:
+            opened = open_store(store)
+            closing.append(opened.close)
+            sessions = Sessions(opened)
+            page, listener = answer_page(sessions, "stdio", None)
+            if listener is not None:
+                closing.insert(0, listener.stop)
+            server = build_server(sessions, answers_from=answers_from, page=page)
+        async with Client(
+            InMemoryTransport(server),
+            mode=mode,
+            elicitation_callback=elicitation,
+            read_timeout_seconds=30,
+        ) as client:
+            yield client
+    finally:
+        root.removeHandler(records)
+        for close in closing:
+            close()
+    assert [] == records.seen
 
 
 @asynccontextmanager

@@ -153,3 +153,13 @@ def test_help_lists_the_migrate_command(cwd: Path) -> None:
     """C10: `preflight-fsm --help` names migrate among the session commands."""
     result = CliRunner().invoke(app, ["--help"])
     assert "migrate" in result.stdout
+
+
+def test_flow_show_prints_the_default_flow_as_a_file_to_start_from(tmp_path: Path) -> None:
+    """`flow show > mine.toml` gives a file that loads as the default flow itself."""
+    from preflight_fsm.flow import default_flow
+
+    result = CliRunner().invoke(app, ["flow", "show"])
+    mine = tmp_path / "mine.toml"
+    mine.write_text(result.stdout, encoding="utf-8")
+    assert (0, default_flow().fingerprint) == (result.exit_code, load_flow(mine).fingerprint)

@@ -186,6 +186,13 @@ def test_the_environment_names_the_flow(cwd: Path) -> None:
 # -- human output ---------------------------------------------------------------------------------
 
 
+def test_show_names_the_question_it_is_asking(cwd: Path) -> None:
+    """Past the type of change, the status line quotes the question the session asks."""
+    session_id = _ok("start", "Add OAuth login")["session_id"]
+    done = _invoke("show", session_id)
+    assert 'status   asking "Which authentication approach?" (turn 1' in done.stdout
+
+
 def test_start_prints_the_id_the_question_and_how_to_answer(cwd: Path) -> None:
     """Without --json, start prints the session id, the question with its id and options, its
     companion, and the answer command to run next."""
@@ -1114,6 +1121,16 @@ def test_show_decision_of_an_undecided_session_says_to_answer_it_first(cwd: Path
     session_id = _ok("start", "Add OAuth login")["session_id"]
     shown = _invoke("show", session_id, "--decision")
     assert (2, True) == (shown.returncode, "has not decided" in shown.stderr)
+
+
+def test_a_misspelled_answer_key_is_refused_naming_the_nearest_question(cwd: Path) -> None:
+    """`answer ID change_categroy=3`: a usage error (exit 2) that suggests change_category=3,
+    and nothing is recorded (issue 31 point 5)."""
+    session_id = _ok("start", "Add a new feature")["session_id"]
+    done = _invoke("answer", session_id, "change_categroy=3")
+    shown = _ok("show", session_id)
+    assert (2, 1) == (done.returncode, shown["version"])
+    assert "did you mean change_category=3?" in done.stderr
 
 
 def test_the_default_store_is_never_committed_by_git_add(cwd: Path) -> None:

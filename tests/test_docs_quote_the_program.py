@@ -40,10 +40,11 @@ def test_docs_mcp_quotes_the_busy_port_message_and_exit_code(tmp_path: Path) -> 
 
 def test_docs_mcp_quotes_the_stdio_greeting(monkeypatch: pytest.MonkeyPatch) -> None:
     """The greeting shown in docs/mcp.md is the one `mcp` prints on a terminal."""
-    from preflight_fsm.cli import mcp, setup
+    from preflight_fsm import extras
+    from preflight_fsm.cli import mcp
 
     monkeypatch.setattr(
-        setup, "server_command", lambda: ["/home/me/preflight-fsm/.venv/bin/preflight-fsm"]
+        extras, "server_command", lambda: ["/home/me/preflight-fsm/.venv/bin/preflight-fsm"]
     )
     greeting = mcp.stdio_greeting("/home/me/my-project/.preflight-fsm/sessions.sqlite3")
     assert greeting in (ROOT / "docs/mcp.md").read_text()

@@ -268,3 +268,27 @@ def test_a_category_name_over_200_characters_is_refused_at_load(tmp_path: Path) 
     )
     with pytest.raises(InvalidFlow, match="201 characters long"):
         load_flow(flow)
+
+
+def test_a_misspelled_flow_key_names_the_key_it_nearly_spells(tmp_path: Path) -> None:
+    """A flow file's `keyword` is refused with "did you mean keywords?" (issue 31 point 5)."""
+    path = tmp_path / "typo.toml"
+    path.write_text(PAYMENTS.replace('hint = "adr"', 'hint = "adr"\nkeyword = ["pay"]'))
+    with pytest.raises(InvalidFlow, match=r"categories\.0\.keyword \(did you mean keywords\?\)"):
+        load_flow(path)
+
+
+def test_the_default_flow_registers_the_versions_kept_in_default_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flow file in `flows/default.versions/` is registered beside the default flow (C10)."""
+    import preflight_fsm.flow as flow_module
+
+    (tmp_path / "default.toml").write_text(flow_module.DEFAULT_FLOW_FILE.read_text())
+    (tmp_path / "default.versions").mkdir()
+    (tmp_path / "default.versions" / "1.toml").write_text(PAYMENTS)
+    monkeypatch.setattr(flow_module, "DEFAULT_FLOW_FILE", tmp_path / "default.toml")
+    registry = flow_module.default_registry.__wrapped__()
+    assert load_flow(tmp_path / "default.versions" / "1.toml") == registry.get(
+        load_flow(tmp_path / "default.versions" / "1.toml").fingerprint
+    )

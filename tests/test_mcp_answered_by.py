@@ -1,6 +1,7 @@
 """Who answered, over MCP: ``answered_by`` recorded per step, and the ``--answers-from`` policy.
 
-End to end with the SDK's own client, over stdio and HTTP, in both elicitation eras
+End to end with the SDK's own client, in memory (the server ``mcp`` serves over stdio, built in
+the test's process) and over HTTP (a real server process), in both elicitation eras
 (``mode="auto"``: 2026-07-28 input-required rounds; ``"legacy"``: ``elicitation/create``).
 """
 
@@ -18,11 +19,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_servers import PREFLIGHT_FSM, call, connect_http, connect_stdio, http_server
+from mcp_servers import PREFLIGHT_FSM, call, connect_http, connect_memory, http_server
 from test_mcp_elicitation import Forms
 
 MODES = ["auto", "legacy"]
-TRANSPORTS = ["stdio", "http"]
+TRANSPORTS = ["memory", "http"]
 USER = ("--answers-from", "user")
 INTENTION = "Speed up the checkout page"  # no keywords: the category, then the field
 
@@ -44,11 +45,17 @@ class Server:
             async with connect_http(self.url, mode=mode, elicitation=forms) as client:
                 yield client
             return
-        with (self.tmp_path / "stdio.stderr").open("a") as errlog:
-            async with connect_stdio(
-                self.store, self.tmp_path, errlog, mode=mode, elicitation=forms, extra=self.extra
-            ) as client:
-                yield client
+        options = dict(zip(self.extra[::2], self.extra[1::2], strict=True))
+        policy = options.pop("--answers-from", "any")
+        assert policy in ("any", "user"), self.extra
+        assert not options, self.extra
+        async with connect_memory(
+            self.store,
+            mode=mode,
+            elicitation=forms,
+            answers_from="user" if policy == "user" else "any",
+        ) as client:
+            yield client
 
     def run(
         self,
@@ -74,15 +81,13 @@ class Server:
 @contextmanager
 def serving(transport: str, tmp_path: Path, *extra: str) -> Iterator[Server]:
     server = Server(transport, tmp_path, extra)
-    if transport == "stdio":
+    if transport == "memory":
         yield server
     else:
         with http_server(server.store, tmp_path, "http", *extra) as running:
             server.url = running.url
             yield server
         assert "Traceback" not in running.stderr.read_text()
-    stdio_errors = tmp_path / "stdio.stderr"
-    assert not stdio_errors.exists() or "Traceback" not in stdio_errors.read_text()
 
 
 async def view(client: Client, session_id: str) -> dict[str, Any]:
@@ -275,7 +280,7 @@ def test_under_the_user_policy_a_declined_form_leaves_the_session_waiting(
         shown = await view(client, sid)
         return declined, shown, await call(client, "require_clarification", session_id=sid)
 
-    with serving("stdio", tmp_path, *USER) as server:
+    with serving("memory", tmp_path, *USER) as server:
         declined, shown, done = server.run(body, mode, forms)
     assert "answers_need_user" == declined["error"]["code"]
     assert "declined" in declined["error"]["message"]
@@ -345,7 +350,7 @@ def test_the_published_output_schemas_name_answered_by_and_the_new_error_code(
     async def body(client: Client) -> dict[str, Any]:
         return {t.name: t.output_schema for t in (await client.list_tools()).tools}
 
-    with serving("stdio", tmp_path) as server:
+    with serving("memory", tmp_path) as server:
         schemas = server.run(body)
     for name in ("require_clarification", "get_session"):
         text = json.dumps(schemas[name])
@@ -360,6 +365,6 @@ def test_under_the_user_policy_the_tool_tells_agents_not_to_answer(tmp_path: Pat
         tools = {t.name: t for t in (await client.list_tools()).tools}
         return tools["require_clarification"].description or ""
 
-    with serving("stdio", tmp_path, *USER) as server:
+    with serving("memory", tmp_path, *USER) as server:
         described = server.run(body)
     assert "never send answers yourself" in described

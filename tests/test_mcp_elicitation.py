@@ -1,4 +1,6 @@
-"""Elicitation end to end, in both protocol eras, with the SDK's own client over stdio.
+"""Elicitation end to end, in both protocol eras, with the SDK's own client: in memory (the
+server ``mcp`` serves over stdio, built in the test's process), over stdio for the first test
+(the process boundary) and over HTTP for the last ones.
 
 ``mode="auto"`` negotiates 2026-07-28 (input-required rounds, request state through the client);
 ``mode="legacy"`` the handshake era (``elicitation/create`` requests). The same forms, the same
@@ -18,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_servers import call, connect_http, connect_stdio, http_server
+from mcp_servers import call, connect_http, connect_memory, connect_stdio, http_server
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.elicitation import answers_from, form_model, input_request
 
@@ -47,15 +49,21 @@ class Forms:
 
 def run(
     tmp_path: Path,
-    errlog: TextIO,
     mode: str,
     forms: Forms,
     body: Callable[[Client], Awaitable[Any]],
+    errlog: TextIO | None = None,
 ) -> Any:
+    """``body`` with a client that shows ``forms``: in memory, or over stdio with ``errlog``."""
+
     async def main() -> Any:
         with anyio.fail_after(60):
             store = str(tmp_path / "sessions.sqlite3")
-            async with connect_stdio(store, tmp_path, errlog, mode=mode, elicitation=forms) as c:
+            if errlog is not None:
+                connected = connect_stdio(store, tmp_path, errlog, mode=mode, elicitation=forms)
+            else:
+                connected = connect_memory(store, mode=mode, elicitation=forms)
+            async with connected as c:
                 return await body(c)
 
     return anyio.run(main)
@@ -73,7 +81,7 @@ def test_accepted_forms_finish_the_session_in_one_call(
     tmp_path: Path, errlog: TextIO, mode: str
 ) -> None:
     forms = Forms([{"change_category": "Database"}, {"db_type": "PostgreSQL"}])
-    done = run(tmp_path, errlog, mode, forms, start("Speed up the checkout page"))
+    done = run(tmp_path, mode, forms, start("Speed up the checkout page"), errlog)
     assert ("completed", [{"name": "Type", "value": "PostgreSQL"}]) == (
         done["status"],
         done["patch"]["fields"],
@@ -83,10 +91,10 @@ def test_accepted_forms_finish_the_session_in_one_call(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_choice_form_offers_the_options_as_an_enum_and_a_text_field_for_other(
-    tmp_path: Path, errlog: TextIO, mode: str
+    tmp_path: Path, mode: str
 ) -> None:
     forms = Forms([{"auth_strategy": "OAuth"}])
-    run(tmp_path, errlog, mode, forms, start("Add OAuth login"))
+    run(tmp_path, mode, forms, start("Add OAuth login"))
     schema = forms.shown[0].requested_schema
     assert ["OAuth", "Email/Password", "Magic Link", "Other (specify)"] == schema["properties"][
         "auth_strategy"
@@ -96,20 +104,16 @@ def test_a_choice_form_offers_the_options_as_an_enum_and_a_text_field_for_other(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_other_with_its_text_in_the_same_form_completes(
-    tmp_path: Path, errlog: TextIO, mode: str
-) -> None:
+def test_other_with_its_text_in_the_same_form_completes(tmp_path: Path, mode: str) -> None:
     forms = Forms([{"auth_strategy": "Other (specify)", "auth_strategy__other": "Passkeys"}])
-    done = run(tmp_path, errlog, mode, forms, start("Add OAuth login"))
+    done = run(tmp_path, mode, forms, start("Add OAuth login"))
     assert [{"name": "Strategy", "value": "Passkeys"}] == done["patch"]["fields"]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_other_without_its_text_asks_a_text_field_next(
-    tmp_path: Path, errlog: TextIO, mode: str
-) -> None:
+def test_other_without_its_text_asks_a_text_field_next(tmp_path: Path, mode: str) -> None:
     forms = Forms([{"auth_strategy": "Other (specify)"}, {"auth_strategy__other": "Passkeys"}])
-    done = run(tmp_path, errlog, mode, forms, start("Add OAuth login"))
+    done = run(tmp_path, mode, forms, start("Add OAuth login"))
     second = forms.shown[1].requested_schema
     assert (["auth_strategy__other"], ["auth_strategy__other"]) == (
         list(second["properties"]),
@@ -121,7 +125,7 @@ def test_other_without_its_text_asks_a_text_field_next(
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 @pytest.mark.parametrize("mode", MODES)
 def test_a_declined_form_returns_the_questions_and_the_session_as_it_stood(
-    tmp_path: Path, errlog: TextIO, mode: str, action: Literal["decline", "cancel"]
+    tmp_path: Path, mode: str, action: Literal["decline", "cancel"]
 ) -> None:
     forms = Forms([{"change_category": "Database"}, action])
 
@@ -131,7 +135,7 @@ def test_a_declined_form_returns_the_questions_and_the_session_as_it_stood(
         )
         return result, await call(client, "get_session", session_id=result["session_id"])
 
-    result, view = run(tmp_path, errlog, mode, forms, body)
+    result, view = run(tmp_path, mode, forms, body)
     assert ("needs_clarification", 2, ["db_type", "db_type__other"]) == (
         result["status"],
         result["turn"],
@@ -142,7 +146,7 @@ def test_a_declined_form_returns_the_questions_and_the_session_as_it_stood(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_form_the_engine_refuses_is_asked_again_with_the_problem(
-    tmp_path: Path, errlog: TextIO, mode: str
+    tmp_path: Path, mode: str
 ) -> None:
     forms = Forms(
         [
@@ -150,14 +154,14 @@ def test_a_form_the_engine_refuses_is_asked_again_with_the_problem(
             {"auth_strategy": "Magic Link"},
         ]
     )
-    done = run(tmp_path, errlog, mode, forms, start("Add OAuth login"))
+    done = run(tmp_path, mode, forms, start("Add OAuth login"))
     assert forms.shown[1].message.startswith("Not accepted:")
     assert "Magic Link" == done["patch"]["fields"][0]["value"]
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_forms_refused_three_times_end_in_invalid_answers_with_nothing_written(
-    tmp_path: Path, errlog: TextIO, mode: str
+    tmp_path: Path, mode: str
 ) -> None:
     bad = {"auth_strategy": "Other (specify)", "auth_strategy__other": "bell\x07"}
     forms = Forms([bad, bad, bad])
@@ -166,14 +170,12 @@ def test_forms_refused_three_times_end_in_invalid_answers_with_nothing_written(
         result = await call(client, "require_clarification", user_intention="Add OAuth login")
         return result, await call(client, "get_session", session_id=result["session_id"])
 
-    result, view = run(tmp_path, errlog, mode, forms, body)
+    result, view = run(tmp_path, mode, forms, body)
     assert "invalid_answers" == result["error"]["code"]
     assert 1 == view["version"]
 
 
-def test_answers_sent_with_the_call_are_applied_before_the_forms(
-    tmp_path: Path, errlog: TextIO
-) -> None:
+def test_answers_sent_with_the_call_are_applied_before_the_forms(tmp_path: Path) -> None:
     forms = Forms([{"db_type": "MySQL"}])
 
     async def body(client: Client) -> dict[str, Any]:
@@ -184,7 +186,7 @@ def test_answers_sent_with_the_call_are_applied_before_the_forms(
             answers={"change_category": "Database"},
         )
 
-    done = run(tmp_path, errlog, "auto", forms, body)
+    done = run(tmp_path, "auto", forms, body)
     assert ("Database", 1) == (done["patch"]["category"], len(forms.shown))
 
 
@@ -211,9 +213,7 @@ def _flip(state: str) -> str:
     return state[:i] + ("A" if state[i] != "A" else "B") + state[i + 1 :]
 
 
-def test_a_tampered_request_state_gets_an_error_result_and_changes_nothing(
-    tmp_path: Path, errlog: TextIO
-) -> None:
+def test_a_tampered_request_state_gets_an_error_result_and_changes_nothing(tmp_path: Path) -> None:
     async def body(client: Client) -> tuple[Any, list[int]]:
         first = await _first_round(client)
         assert first.request_state is not None
@@ -230,7 +230,7 @@ def test_a_tampered_request_state_gets_an_error_result_and_changes_nothing(
             versions = [store.get(sid).version for sid in store.list()]
         return tampered, versions
 
-    tampered, versions = run(tmp_path, errlog, "auto", Forms([]), body)
+    tampered, versions = run(tmp_path, "auto", Forms([]), body)
     assert [1] == versions
     assert isinstance(tampered, types.CallToolResult)
     assert tampered.is_error
@@ -238,9 +238,7 @@ def test_a_tampered_request_state_gets_an_error_result_and_changes_nothing(
     assert json.loads(tampered.content[0].text) == tampered.structured_content  # type: ignore[union-attr]
 
 
-def test_a_round_answered_after_the_session_moved_on_is_a_conflict(
-    tmp_path: Path, errlog: TextIO
-) -> None:
+def test_a_round_answered_after_the_session_moved_on_is_a_conflict(tmp_path: Path) -> None:
     """The state binds the stored version: an answer through chat in between wins."""
 
     async def body(client: Client) -> Any:
@@ -264,7 +262,7 @@ def test_a_round_answered_after_the_session_moved_on_is_a_conflict(
             allow_input_required=True,
         )
 
-    late = run(tmp_path, errlog, "auto", Forms([]), body)
+    late = run(tmp_path, "auto", Forms([]), body)
     assert isinstance(late, types.CallToolResult)
     assert "session_conflict" == late.structured_content["error"]["code"]
 

@@ -1,6 +1,7 @@
-"""`preflight-fsm mcp` end to end: the real server as a subprocess, the SDK's own client.
+"""`preflight-fsm mcp` end to end: the real server, the SDK's own client.
 
-Every status over stdio and HTTP, bad input of every kind, the CLI's default store, durability
+Every status in memory (the server ``mcp`` serves over stdio, built in the test's process) and
+over HTTP (a subprocess); bad input of every kind, the CLI's default store over stdio, durability
 across kill -9, concurrent answers, and two HTTP servers on one real redis-server.
 """
 
@@ -26,7 +27,7 @@ from mcp_servers import (
     HttpServer,
     call,
     connect_http,
-    connect_stdio,
+    connect_memory,
     http_server,
     redis_missing,
     throwaway_redis,
@@ -54,13 +55,13 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     assert "Traceback" not in server.stderr.read_text()
 
 
-@pytest.fixture(params=["stdio", "http"])
-def connect(
-    request: pytest.FixtureRequest, tmp_path: Path, errlog: TextIO, http: HttpServer
-) -> Connect:
-    """A way to reach a server, over each transport."""
-    if request.param == "stdio":
-        return lambda: connect_stdio(str(tmp_path / "sessions.sqlite3"), tmp_path, errlog)
+@pytest.fixture(params=["memory", "http"])
+def connect(request: pytest.FixtureRequest, tmp_path: Path, http: HttpServer) -> Connect:
+    """A way to reach a server: in memory (the one ``mcp`` serves over stdio, in the test's
+    process) and over HTTP (a real server process); the stdio transport itself is tested by the
+    tests below that start ``mcp`` and by ``test_mcp_stdio.py``."""
+    if request.param == "memory":
+        return lambda: connect_memory(str(tmp_path / "sessions.sqlite3"))
     return lambda: connect_http(http.url)
 
 

@@ -1,4 +1,5 @@
-"""How to install an optional extra into *this* installation: a command that works as printed.
+"""This installation: how to install an optional extra into it (a command that works as
+printed), and the command that runs it (:func:`server_command`, for printed configurations).
 
 preflight-fsm is not on PyPI, so ``pip install 'preflight-fsm[mcp]'`` fails. What works depends
 on how this copy was installed: from a clone (editable: install the clone with the extra), as a
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-__all__ = ["EXTRAS", "install_hint"]
+__all__ = ["EXTRAS", "install_hint", "server_command"]
 
 EXTRAS: Final = ("llm", "mcp", "postgres", "preflights", "redis", "web")
 """The optional extras a command may need."""
@@ -72,3 +73,12 @@ def install_hint(extra: str) -> str:
     if importlib.util.find_spec("pip") is None:
         return f"uv pip install --python {python} {packages}"
     return f"{python} -m pip install {packages}"
+
+
+def server_command() -> list[str]:
+    """The absolute command that runs this installation's ``preflight-fsm``."""
+    script = Path(sys.argv[0])
+    if script.name == "preflight-fsm" and script.exists():
+        return [os.path.abspath(script)]
+    # `python -m preflight_fsm`, or a test calling the app: this interpreter runs the package.
+    return [os.path.abspath(sys.executable), "-m", "preflight_fsm"]

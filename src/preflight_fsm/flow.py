@@ -302,9 +302,34 @@ def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
         ]
         parts = []
         if unknown:
-            parts.append("unknown keys: " + ", ".join(unknown))
+            parts.append("unknown keys: " + ", ".join(_with_suggestion(key) for key in unknown))
         parts += other
         raise InvalidFlow(f"{source}: " + "; ".join(parts), ids=tuple(unknown)) from None
+
+
+def _with_suggestion(dotted: str) -> str:
+    """An unknown key as shown, with the flow key it nearly spells (``keyword``: keywords)."""
+    from preflight_fsm.suggest import nearest
+
+    last = dotted.rsplit(".", 1)[-1]
+    near = nearest(last, _flow_keys(Flow))
+    return f"{dotted} (did you mean {near}?)" if near is not None else dotted
+
+
+def _flow_keys(model: type[BaseModel], seen: frozenset[type] = frozenset()) -> set[str]:
+    """Every key a flow file may hold, at any depth (the models' field names and aliases)."""
+    import typing
+
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        keys.add(field.alias or name)
+        pending = [field.annotation]
+        while pending:
+            kind = pending.pop()
+            pending.extend(typing.get_args(kind))
+            if isinstance(kind, type) and issubclass(kind, BaseModel) and kind not in seen:
+                keys |= _flow_keys(kind, seen | {model, kind})
+    return keys
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
@@ -353,12 +378,17 @@ def load_registry(path: str | Path) -> FlowRegistry:
     """The flow file at ``path`` as the current flow, with every earlier version kept beside it
     in ``<name>.versions/*.toml`` (a missing directory means none)."""
     source = Path(path)
+    return FlowRegistry(load_flow(source), _earlier_versions(source))
+
+
+def _earlier_versions(source: Path) -> list[Flow]:
+    """The flows kept in ``<name>.versions/*.toml`` beside ``source``, by file name."""
     versions = source.with_name(source.stem + VERSIONS_SUFFIX)
-    earlier = [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
-    return FlowRegistry(load_flow(source), earlier)
+    return [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
 
 
 @cache
 def default_registry() -> FlowRegistry:
-    """The default flow; no earlier version of it has shipped yet."""
-    return FlowRegistry(default_flow())
+    """The default flow, with its earlier versions from ``flows/default.versions/`` beside it
+    (C10; none has shipped yet, and a missing folder means none)."""
+    return FlowRegistry(default_flow(), _earlier_versions(DEFAULT_FLOW_FILE))

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 def stdio_greeting(store: str | None, preflights: bool = False) -> str:
     """What a person who runs the stdio server in a terminal is told on standard error: what it
     is, and how an agent is connected to it instead (standard output stays the protocol's)."""
-    from preflight_fsm.cli.setup import server_command
+    from preflight_fsm.extras import server_command
     from preflight_fsm.store.location import resolve_location, shown_location
 
     where = shown_location(resolve_location(store))

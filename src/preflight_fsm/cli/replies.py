@@ -51,6 +51,10 @@ class EmptyAnswer(RefusedReply):
     """An empty value where an answer was expected; the message names the key."""
 
 
+class MisspelledKey(RefusedReply):
+    """A key the flow does not know that nearly spells one of the turn's question ids."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reply:
     """What one line of input answers.
@@ -115,18 +119,32 @@ def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
 
 
 def answers_from_pairs(
-    turn: Turn, pairs: list[tuple[str, str]], *, literal: bool = False
+    turn: Turn,
+    pairs: list[tuple[str, str]],
+    *,
+    literal: bool = False,
+    known: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """One step's answers from ``key=value`` pairs, read as ``chat`` reads a typed line.
 
     A number picks an option of the turn's choice question of that key, ``skip`` declines, an
     empty value raises EmptyAnswer naming the key; ``literal`` sends non-empty values as typed.
     A key given twice collects its values in a list (the engine refuses several values for a
-    single choice, C5).
+    single choice, C5). A key outside ``known`` (the flow's answer ids) that nearly spells one of
+    the turn's question ids raises MisspelledKey naming it; any other unknown key is the
+    engine's to refuse.
     """
     choices = {q.id: q for q in turn.questions if q.options}
     answers: dict[str, Any] = {}
     for key, raw in pairs:
+        if known is not None and key not in known:
+            from preflight_fsm.suggest import nearest
+
+            near = nearest(key, [q.id for q in turn.questions])
+            if near is not None:
+                raise MisspelledKey(
+                    f"{key}= is no question of this flow: did you mean {near}={raw.strip()}?"
+                )
         if not raw.strip():
             raise EmptyAnswer(
                 f"{key}= has an empty value (an unset shell variable?): give an answer, or "

@@ -186,9 +186,12 @@ def _print_state(
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
     turn = state.turn
+    status = _STATUS[turn.state]
+    if turn.state == NEED_PRIMARY_FIELD and turn.questions:  # the question named, as asked
+        status = f'asking "{turn.questions[0].question}"'
     lines = [
         f"session  {state.id}",
-        f"status   {_STATUS[turn.state]} (turn {turn.number}, progress {turn.progress:g}, "
+        f"status   {status} (turn {turn.number}, progress {turn.progress:g}, "
         f"version {state.version})",
         "",
         *_describe_turn(turn, flow),
@@ -334,7 +337,9 @@ def answer(
         machine, record = sessions.load(session_id)
         if given is None:
             try:
-                given = answers_from_pairs(machine.turn, parsed, literal=literal)
+                given = answers_from_pairs(
+                    machine.turn, parsed, literal=literal, known=machine.flow.answer_ids
+                )
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:

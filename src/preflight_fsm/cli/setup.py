@@ -10,9 +10,7 @@ executable and an absolute store.
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -20,8 +18,9 @@ import typer
 
 from preflight_fsm.cli import app, serving
 from preflight_fsm.cli.report import usage_error
+from preflight_fsm.extras import server_command
 
-__all__ = ["CLIENTS", "TOKEN_ENV", "client_config", "server_command"]
+__all__ = ["CLIENTS", "TOKEN_ENV", "client_config"]
 
 CLIENTS: Final = ("claude-code", "cursor", "vscode")
 """The agents a configuration is printed for, by the name ``--client`` takes."""
@@ -31,15 +30,6 @@ _TITLES: Final = {
     "cursor": "Cursor: .cursor/mcp.json in your project (or ~/.cursor/mcp.json)",
     "vscode": "VS Code: .vscode/mcp.json in your project",
 }
-
-
-def server_command() -> list[str]:
-    """The absolute command that runs this installation's ``preflight-fsm``."""
-    script = Path(sys.argv[0])
-    if script.name == "preflight-fsm" and script.exists():
-        return [os.path.abspath(script)]
-    # `python -m preflight_fsm`, or a test calling the app: this interpreter runs the package.
-    return [os.path.abspath(sys.executable), "-m", "preflight_fsm"]
 
 
 TOKEN_ENV: Final = "PREFLIGHT_FSM_TOKEN"

@@ -45,6 +45,7 @@ from preflight_fsm.integrations.preflights import (
 from preflight_fsm.integrations.preflights.position import Standing
 from preflight_fsm.llm.deadline import call_deadline
 from preflight_fsm.llm.judge import judge_patch, judge_turn
+from preflight_fsm.llm.shown_text import c5_problems, patch_texts, turn_texts
 from preflight_fsm.option_names import as_flow_answers, shown_names
 
 __all__ = [
@@ -249,7 +250,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         except _Failed as failed:
             self._replace("extract_decision_patch", failed.reason, failed.detail)
             return reference
-        disagreements = judge_patch(reply, reference, answers=answers)
+        disagreements = c5_problems(patch_texts(reply)) or judge_patch(
+            reply, reference, answers=answers
+        )
         if disagreements:
             self._replace("extract_decision_patch", "contract", _summary(disagreements))
             return reference
@@ -300,7 +303,10 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         except LLMInvalidResponseError as exc:
             self._replace("generate_questions", "invalid_response", str(exc))
             return reference
-        disagreements = judge_turn(reply, reference, self.flow)
+        options = [o for q in reference.questions for o in q.options or ()]
+        disagreements = c5_problems(turn_texts(reply), options) or judge_turn(
+            reply, reference, self.flow
+        )
         if disagreements:
             self._replace("generate_questions", "contract", _summary(disagreements))
             return reference
