@@ -51,3 +51,36 @@ def press(driver: WebDriver, element: WebElement, key: str) -> None:
     old = driver.find_element(By.TAG_NAME, "html")
     element.send_keys(key)
     WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+
+
+@contextmanager
+def virtual_authenticator(driver: webdriver.Chrome) -> Iterator[str]:
+    """A platform authenticator in ``driver`` (Chromium's DevTools WebAuthn domain) that
+    verifies its user without a prompt, making real credentials and signatures; removed after."""
+    from selenium.webdriver.common.virtual_authenticator import (
+        Protocol,
+        Transport,
+        VirtualAuthenticatorOptions,
+    )
+
+    driver.add_virtual_authenticator(
+        VirtualAuthenticatorOptions(
+            protocol=Protocol.CTAP2,
+            transport=Transport.INTERNAL,
+            has_resident_key=True,
+            has_user_verification=True,
+            is_user_verified=True,
+        )
+    )
+    try:
+        yield driver.virtual_authenticator_id or ""
+    finally:
+        driver.remove_virtual_authenticator()
+
+
+def passkey_outcome(driver: WebDriver) -> str:
+    """Click the page's passkey button and wait for the server's word: the status text."""
+    driver.find_element(By.ID, "passkey-button").click()
+    box = driver.find_element(By.ID, "passkey")
+    WebDriverWait(driver, 30).until(lambda _: box.get_attribute("data-outcome"))
+    return driver.find_element(By.ID, "passkey-status").text

@@ -32,6 +32,7 @@ __all__ = [
     "LinkRedaction",
     "page_app",
     "page_routes",
+    "read_body",
 ]
 
 MAX_FORM_BYTES: Final = 64 * 1024
@@ -90,7 +91,9 @@ def _expected_origin(page: AnswerPage, request: Request) -> str:
     return f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
 
 
-async def _read_form(request: Request) -> dict[str, list[str]] | Response:
+async def read_body(request: Request) -> bytes | Response:
+    """The request's body, at most :data:`MAX_FORM_BYTES` read within :data:`READ_TIMEOUT`,
+    or the page saying why not."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_FORM_BYTES):
         return _refused(413, "The form is too large", "Nothing was changed.")
@@ -103,6 +106,13 @@ async def _read_form(request: Request) -> dict[str, list[str]] | Response:
                     return _refused(413, "The form is too large", "Nothing was changed.")
     except TimeoutError:
         return _refused(408, "The form took too long to arrive", "Nothing was changed.")
+    return bytes(body)
+
+
+async def _read_form(request: Request) -> dict[str, list[str]] | Response:
+    body = await read_body(request)
+    if isinstance(body, Response):
+        return body
     try:
         text = body.decode("utf-8")
         return parse_qs(text, keep_blank_values=True, max_num_fields=MAX_FIELDS)

@@ -19,6 +19,7 @@ __all__ = [
     "STYLESHEET",
     "STYLESHEET_PATH",
     "decision_page",
+    "document",
     "notice_page",
     "turn_page",
 ]
@@ -46,12 +47,15 @@ button { font: inherit; padding: .4rem 1rem; margin-right: .5rem; }
 """
 
 
-def _document(title: str, body: str) -> str:
+def document(title: str, body: str, script: str | None = None) -> str:
+    """A whole page around ``body``, with the server's stylesheet and, if given, its
+    same-origin ``script`` (never inline: the Content-Security-Policy forbids that)."""
+    loaded = f'<script src="{escape(script)}" defer></script>\n' if script else ""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n"
-        f'<link rel="stylesheet" href="{STYLESHEET_PATH}">\n</head>\n'
+        f'<link rel="stylesheet" href="{STYLESHEET_PATH}">\n{loaded}</head>\n'
         f"<body>\n<main>\n{body}</main>\n</body>\n</html>\n"
     )
 
@@ -131,7 +135,7 @@ def turn_page(
         + f'<button type="submit" name="action" value="{DECLINE}" formnovalidate>'
         "Decline (no decision)</button>\n</form>\n"
     )
-    return _document("Answer: " + intention[:60], body)
+    return document("Answer: " + intention[:60], body)
 
 
 def decision_page(intention: str, turn: Turn) -> str:
@@ -148,10 +152,10 @@ def decision_page(intention: str, turn: Turn) -> str:
         + f'<div class="decision" role="status">{outcome}</div>\n'
         "<p>You can close this page.</p>\n"
     )
-    return _document("Decided: " + intention[:60], body)
+    return document("Decided: " + intention[:60], body)
 
 
 def notice_page(title: str, message: str) -> str:
     """A page saying why nothing could be done (a used, expired or unknown link)."""
     body = f'<h1>{escape(title)}</h1>\n<p role="alert">{escape(message)}</p>\n'
-    return _document(title, body)
+    return document(title, body)

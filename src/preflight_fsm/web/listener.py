@@ -16,6 +16,7 @@ from typing import Final
 import uvicorn
 
 from preflight_fsm.web.app import page_app
+from preflight_fsm.web.enroll import Enrollment, enroll_app
 from preflight_fsm.web.page import AnswerPage
 
 __all__ = ["PageListener"]
@@ -26,12 +27,21 @@ _MAX_CONNECTIONS: Final = 32
 
 class PageListener:
     """Serves ``page`` on loopback from a thread of its own, between :meth:`start` and
-    :meth:`stop` (or as a context manager); sets the page's ``base_url``."""
+    :meth:`stop` (or as a context manager); sets the page's ``base_url``. ``port`` 0 takes a
+    free one; a passkey's page needs the port its people were enrolled on (their origin)."""
 
-    def __init__(self, page: AnswerPage, host: str = "127.0.0.1", name: str = "localhost") -> None:
+    def __init__(
+        self,
+        page: AnswerPage | Enrollment,
+        host: str = "127.0.0.1",
+        name: str = "localhost",
+        *,
+        port: int = 0,
+    ) -> None:
         self.page = page
         self.host = host
         self.name = name
+        self.port = port
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -46,10 +56,10 @@ class PageListener:
             return self.page.base_url
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, 0))
+        sock.bind((self.host, self.port))
         port = sock.getsockname()[1]
         config = uvicorn.Config(
-            page_app(self.page),
+            enroll_app(self.page) if isinstance(self.page, Enrollment) else page_app(self.page),
             access_log=False,
             log_level="warning",
             limit_concurrency=_MAX_CONNECTIONS,
