@@ -10,6 +10,7 @@ the link's cross-site token (``page.py`` checks it).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Final
@@ -19,11 +20,12 @@ import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from preflight_fsm.web.html import STYLESHEET, STYLESHEET_PATH, notice_page
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
+from preflight_fsm.web.script import SCRIPT, SCRIPT_PATH
 
 __all__ = [
     "MAX_FORM_BYTES",
@@ -152,17 +154,46 @@ def page_routes(page: AnswerPage) -> list[Route]:
             return form
         return _reply(await anyio.to_thread.run_sync(page.answer, token, form))
 
-    async def stylesheet(request: Request) -> Response:
+    async def sign(request: Request) -> Response:
+        from preflight_fsm.web.signing import SignedAnswerPage
+
+        token = request.path_params["token"]
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if not isinstance(page, SignedAnswerPage) or not _TOKEN.fullmatch(token):
+            return JSONResponse({"message": "Nothing is signed here."}, 404)
+        if request.headers.get("origin", "").lower() != _expected_origin(page, request) or (
+            kind != "application/json"
+        ):
+            message = "Only this server's own page may sign. Nothing was recorded."
+            return JSONResponse({"message": message}, 403, headers=SECURITY_HEADERS)
+        try:
+            body = await read_body(request)
+        except ClientDisconnect:
+            return Response(status_code=400)
+        if isinstance(body, Response):
+            return body
+        try:
+            posted = json.loads(body)
+        except (UnicodeDecodeError, ValueError):
+            posted = None
+        status, message, following = await anyio.to_thread.run_sync(page.sign, token, posted)
+        reply = {"message": message, "next": following}
+        return JSONResponse(reply, status, headers=SECURITY_HEADERS)
+
+    async def asset(request: Request) -> Response:
+        script = request.url.path == SCRIPT_PATH
         return Response(
-            STYLESHEET,
-            media_type="text/css",
+            SCRIPT if script else STYLESHEET,
+            media_type="text/javascript" if script else "text/css",
             headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
         )
 
     return [
         Route(PAGE_PATH + "{token}", show, methods=["GET"]),
         Route(PAGE_PATH + "{token}", answer, methods=["POST"]),
-        Route(STYLESHEET_PATH, stylesheet, methods=["GET"]),
+        Route(PAGE_PATH + "{token}/sign", sign, methods=["POST"]),
+        Route(STYLESHEET_PATH, asset, methods=["GET"]),
+        Route(SCRIPT_PATH, asset, methods=["GET"]),
     ]
 
 
