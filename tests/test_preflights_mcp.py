@@ -1,7 +1,9 @@
-"""Preflights' agent tools on the engine, through the SDK's own client over stdio.
+"""Preflights' agent tools on the engine, through the SDK's own client.
 
-The server is a subprocess (``preflight-fsm mcp --preflights --store …``, the command agents run);
-the client is ``mcp.Client`` with ``StdioServerParameters``, as an agent's host would connect.
+The server is the one ``preflight-fsm mcp --preflights --store …`` (the command agents run)
+serves, built in the test's process and reached in memory; the tests of both protocol eras and
+of a restart start the command as a subprocess, the client ``mcp.Client`` with
+``StdioServerParameters``, as an agent's host would connect.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ mcp = pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from mcp_servers import connect_memory  # noqa: E402
 from preflights_e2e import (  # noqa: E402
     CASES,
     CORE_ANSWERS,
@@ -41,12 +44,22 @@ def server(store: Path) -> StdioServerParameters:
     )
 
 
-def with_client(store: Path, body: Callable[[Client], Awaitable[Any]], mode: str = "auto") -> Any:
-    """Run ``body`` with a client connected to a fresh server process on ``store``."""
+def with_client(
+    store: Path,
+    body: Callable[[Client], Awaitable[Any]],
+    mode: str = "auto",
+    *,
+    process: bool = False,
+) -> Any:
+    """Run ``body`` with a client connected to a fresh server on ``store``: in memory, or with
+    ``process`` a server process over stdio."""
 
     async def main() -> Any:
         with anyio.fail_after(120):
-            async with Client(server(store), mode=mode) as client:
+            if process:
+                async with Client(server(store), mode=mode) as client:
+                    return await body(client)
+            async with connect_memory(str(store), mode=mode, preflights=True) as client:
                 return await body(client)
 
     return anyio.run(main)
@@ -122,7 +135,9 @@ def test_a_session_completes_under_both_protocol_eras(tmp_path: Path, mode: str)
     """A client of either protocol era (probe, or the initialize handshake) completes a session."""
     case = next(c for c in CASES if c.id == "other-field-after-category")
     repo, _ = make_repo(tmp_path)
-    result = with_client(tmp_path / "s.sqlite3", lambda client: complete(client, case, repo), mode)
+    result = with_client(
+        tmp_path / "s.sqlite3", lambda client: complete(client, case, repo), mode, process=True
+    )
     assert "completed" == result["status"], result
     assert expected_decisions(case, repo) == written_decisions(repo)
 
@@ -168,8 +183,8 @@ def test_sessions_survive_a_server_restart(tmp_path: Path) -> None:
             answers={"db_type": "MySQL", **CORE_ANSWERS},
         )
 
-    started = with_client(store, first)
-    done = with_client(store, lambda client: second(client, started["session_id"]))
+    started = with_client(store, first, process=True)
+    done = with_client(store, lambda client: second(client, started["session_id"]), process=True)
     assert "completed" == done["status"], done
     assert "Decision: Database - Type=MySQL" == written_decisions(repo)[0]
 

@@ -1,10 +1,10 @@
 """``mcp --preflights``: Preflights' questions as forms, who answered in the ADR, and the
-``--answers-from`` policy, with the SDK's own client over stdio and HTTP in both eras."""
+``--answers-from`` policy, with the SDK's own client in memory (the server ``mcp --preflights``
+serves over stdio, built in the test's process) and over HTTP (a process) in both eras."""
 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,10 +16,10 @@ pytest.importorskip("preflights")
 
 import anyio
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_servers import http_server
+from mcp_servers import connect_memory, http_server
 from preflights_e2e import CORE_ANSWERS, make_repo
 
 MODES = ["auto", "legacy"]
@@ -62,11 +62,17 @@ class Preflights:
             async with Client(self.url, mode=mode, elicitation_callback=forms) as client:
                 yield client
             return
-        command = str(Path(sys.executable).with_name("preflight-fsm"))
-        params = StdioServerParameters(
-            command=command, args=["mcp", "--preflights", "--store", self.store, *self.extra]
-        )
-        async with Client(params, mode=mode, elicitation_callback=forms) as client:
+        options = dict(zip(self.extra[::2], self.extra[1::2], strict=True))
+        policy = options.pop("--answers-from", "any")
+        assert policy in ("any", "user"), self.extra
+        assert not options, self.extra
+        async with connect_memory(
+            self.store,
+            mode=mode,
+            elicitation=forms,
+            answers_from="user" if policy == "user" else "any",
+            preflights=True,
+        ) as client:
             yield client
 
     def run(
@@ -80,7 +86,7 @@ class Preflights:
                 async with self.client(mode, forms) as client:
                     return await body(client)
 
-        if self.transport == "stdio":
+        if self.transport == "memory":
             return anyio.run(main)
         with http_server(self.store, self.tmp_path, "http", "--preflights", *self.extra) as s:
             self.url = s.url
@@ -107,7 +113,7 @@ async def call(client: Client, **arguments: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["memory", "http"])
 def test_forms_ask_every_round_and_the_adr_says_the_person_answered(
     tmp_path: Path, transport: str, mode: str
 ) -> None:
@@ -125,7 +131,7 @@ def test_forms_ask_every_round_and_the_adr_says_the_person_answered(
     assert ["auth_strategy", "auth_strategy__other"] == forms.shown[0]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["memory", "http"])
 def test_answers_passed_as_arguments_are_the_agents_in_the_adr(
     tmp_path: Path, transport: str
 ) -> None:
@@ -148,7 +154,7 @@ def test_answers_passed_as_arguments_are_the_agents_in_the_adr(
 def test_a_session_mixing_arguments_and_forms_names_each_source(tmp_path: Path, mode: str) -> None:
     """The person closes the first form; the agent answers the category by arguments; the
     field is asked in a form: the task says agent, then user_form."""
-    server = Preflights(tmp_path, "stdio", ())
+    server = Preflights(tmp_path, "memory", ())
     forms = FormsById({"db_type": "MySQL"}, actions=("cancel",))
 
     async def body(client: Client) -> dict[str, Any]:
@@ -168,7 +174,7 @@ def test_a_session_mixing_arguments_and_forms_names_each_source(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["memory", "http"])
 def test_the_user_policy_refuses_arguments_then_asks_the_person(
     tmp_path: Path, transport: str, mode: str
 ) -> None:
@@ -197,7 +203,7 @@ def test_the_user_policy_refuses_arguments_then_asks_the_person(
 
 def test_under_the_user_policy_a_client_without_forms_gets_a_clear_refusal(tmp_path: Path) -> None:
     """No forms under user: ANSWERS_NEED_USER naming the session, never questions to answer."""
-    server = Preflights(tmp_path, "stdio", USER)
+    server = Preflights(tmp_path, "memory", USER)
 
     async def body(client: Client) -> dict[str, Any]:
         return await call(client, user_intention=INTENTION, repo_path=str(server.repo))
