@@ -2,10 +2,11 @@
 
 The page is reached by the person's browser with its link (a capability, ``links.py``), never
 with an MCP token. Every response carries a strict Content-Security-Policy (nothing but this
-server's own stylesheet), ``Referrer-Policy: same-origin`` (so Chromium sends the page's real
-Origin on the form's POST, and the link never leaves in a Referer) and ``no-store``. A POST must
-come from the page's own origin, as a small urlencoded form read within a time bound, and carry
-the link's cross-site token (``page.py`` checks it).
+server's own stylesheet and passkey script), ``Referrer-Policy: same-origin`` (so Chromium sends
+the page's real Origin on the form's POST, and the link never leaves in a Referer) and
+``no-store``. A POST must come from the page's own origin, as a small urlencoded form (or, for a
+passkey, JSON) read within a time bound, and carry the link's cross-site token (``page.py``
+checks it).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qs
 
 import anyio
@@ -32,9 +33,11 @@ __all__ = [
     "READ_TIMEOUT",
     "SECURITY_HEADERS",
     "LinkRedaction",
+    "asset_routes",
     "page_app",
     "page_routes",
     "read_body",
+    "read_json",
 ]
 
 MAX_FORM_BYTES: Final = 64 * 1024
@@ -122,6 +125,37 @@ async def _read_form(request: Request) -> dict[str, list[str]] | Response:
         return _refused(400, "The form could not be read", "Nothing was changed.")
 
 
+async def read_json(request: Request) -> Any | Response:
+    """The request's JSON body (None when it is not JSON), read as :func:`read_body` reads."""
+    try:
+        body = await read_body(request)
+    except ClientDisconnect:
+        return Response(status_code=400)
+    if isinstance(body, Response):
+        return body
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def asset_routes() -> list[Route]:
+    """The stylesheet and the passkey script, the pages' only assets, from this server."""
+
+    async def asset(request: Request) -> Response:
+        script = request.url.path == SCRIPT_PATH
+        return Response(
+            SCRIPT if script else STYLESHEET,
+            media_type="text/javascript" if script else "text/css",
+            headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
+        )
+
+    return [
+        Route(STYLESHEET_PATH, asset, methods=["GET"]),
+        Route(SCRIPT_PATH, asset, methods=["GET"]),
+    ]
+
+
 def page_routes(page: AnswerPage) -> list[Route]:
     """The page's routes, to mount on any Starlette application (the HTTP server's too)."""
 
@@ -166,34 +200,18 @@ def page_routes(page: AnswerPage) -> list[Route]:
         ):
             message = "Only this server's own page may sign. Nothing was recorded."
             return JSONResponse({"message": message}, 403, headers=SECURITY_HEADERS)
-        try:
-            body = await read_body(request)
-        except ClientDisconnect:
-            return Response(status_code=400)
-        if isinstance(body, Response):
-            return body
-        try:
-            posted = json.loads(body)
-        except (UnicodeDecodeError, ValueError):
-            posted = None
+        posted = await read_json(request)
+        if isinstance(posted, Response):
+            return posted
         status, message, following = await anyio.to_thread.run_sync(page.sign, token, posted)
         reply = {"message": message, "next": following}
         return JSONResponse(reply, status, headers=SECURITY_HEADERS)
-
-    async def asset(request: Request) -> Response:
-        script = request.url.path == SCRIPT_PATH
-        return Response(
-            SCRIPT if script else STYLESHEET,
-            media_type="text/javascript" if script else "text/css",
-            headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
-        )
 
     return [
         Route(PAGE_PATH + "{token}", show, methods=["GET"]),
         Route(PAGE_PATH + "{token}", answer, methods=["POST"]),
         Route(PAGE_PATH + "{token}/sign", sign, methods=["POST"]),
-        Route(STYLESHEET_PATH, asset, methods=["GET"]),
-        Route(SCRIPT_PATH, asset, methods=["GET"]),
+        *asset_routes(),
     ]
 
 
