@@ -148,6 +148,25 @@ def test_a_strict_provider_without_its_key_is_refused(repo_home: tuple[Path, Pat
     assert "OPENAI_API_KEY" in result.stderr
 
 
+def test_a_provider_whose_sdk_is_missing_falls_back_saying_one_install_command(
+    repo_home: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """With a key set and the SDK missing, pf names one install command and a header that says
+    the engine answers, not the provider it fell back from."""
+    repo, home = repo_home
+    missing = tmp_path / "missing" / "anthropic"
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text('raise ImportError("No module named anthropic")\n')
+    env = {"ANTHROPIC_API_KEY": "sk-test", "PYTHONPATH": str(missing.parent)}
+    result = run_pf_process(
+        repo, home, "start", "--llm-provider", "anthropic", "Add login", env=env
+    )
+    assert 1 == result.stderr.count("pip install"), result.stderr
+    assert "the engine answers alone" in result.stderr
+    assert "LLM: none, the preflight-fsm engine answers" in result.stdout
+    assert "Anthropic" not in result.stdout
+
+
 def test_debug_llm_writes_the_engines_account(repo_home: tuple[Path, Path]) -> None:
     """--debug-llm writes what the engine ran on and where it stands, every round of the run."""
     repo, home = repo_home

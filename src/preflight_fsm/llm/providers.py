@@ -80,11 +80,11 @@ def provider_adapter(
             from preflights.adapters.openrouter_llm import OpenRouterLLMAdapter
 
             adapter = OpenRouterLLMAdapter(config)
-    except LLMError as exc:
+    except LLMError:
         from preflight_fsm.extras import install_hint
 
         raise ProviderUnavailable(
-            f"{provider} needs the {_SDK[provider]} SDK ({exc}); install it with: "
+            f"{provider} needs the {_SDK[provider]} SDK, not installed here; install it with: "
             + install_hint("llm")
         ) from None
     client = getattr(adapter, "_client", None)

@@ -34,7 +34,7 @@ from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.hints import INPUT_ENDED, PF_COMMAND, pf_hints
-from preflight_fsm.integrations.preflights.llm_options import split_llm_options
+from preflight_fsm.integrations.preflights.llm_options import engine_header, split_llm_options
 from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
@@ -104,6 +104,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     with (
         _installed(app),
         _warnings_to_stderr(),
+        engine_header(),
         pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
         near_miss_prompts(app.engine_flow.limits.max_answer_chars),
     ):

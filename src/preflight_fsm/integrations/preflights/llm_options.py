@@ -12,16 +12,29 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from preflight_fsm.flow import Flow
 from preflight_fsm.llm.guard import GuardedLLMAdapter, Replacement, deadline_from
 from preflight_fsm.llm.providers import ProviderUnavailable, chosen_provider, provider_adapter
 from preflight_fsm.llm.recording import RecordingLLMAdapter, ReplayLLMAdapter
 
-__all__ = ["FLAGS", "VALUED", "LLMOptions", "configured_guard", "split_llm_options"]
+__all__ = [
+    "ENGINE_HEADER",
+    "FLAGS",
+    "VALUED",
+    "LLMOptions",
+    "configured_guard",
+    "engine_header",
+    "split_llm_options",
+]
+
+ENGINE_HEADER: Final = "LLM: none, the preflight-fsm engine answers"
+"""pf's header when no LLM runs (none asked, or a fallback): Preflights' would name the engine's
+adapter as if it were a provider."""
 
 FLAGS: Final = ("--llm", "--llm-strict", "--quiet")
 """The options without a value."""
@@ -153,3 +166,28 @@ _EXAMPLES: Final = {
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def engine_header() -> Iterator[None]:
+    """Within: pf's ``LLM: …`` header says the engine answers when no LLM runs, not a provider."""
+    from preflights.cli import main as pf_main
+
+    from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
+
+    # pf's main module imports the function by name: that name is the one its commands call.
+    original: Callable[..., None] = pf_main.print_llm_provider_info  # type: ignore[attr-defined]
+
+    def print_llm_provider_info(provider: str, *args: Any, **kwargs: Any) -> None:
+        if provider != FsmLLMAdapter.provider:
+            original(provider, *args, **kwargs)
+        elif not kwargs.get("json_output"):
+            import click
+
+            click.echo(click.style(ENGINE_HEADER, fg="cyan"))
+
+    pf_main.print_llm_provider_info = print_llm_provider_info  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        pf_main.print_llm_provider_info = original  # type: ignore[attr-defined]
