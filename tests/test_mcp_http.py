@@ -172,8 +172,37 @@ def test_deploy_mds_option_table_names_real_options_with_their_defaults() -> Non
         "--max-sessions": str(limits.max_sessions),
         "--session-idle-timeout": f"{limits.session_idle_timeout:g}",
         "--header-timeout": f"{limits.header_timeout:g}",
+        "--reclaim-interval": f"{limits.reclaim_interval:g}",
         "--max-request-bytes": f"{limits.max_request_bytes // 2**20} MiB",
     }
     shown = {cell.split("`")[1].split()[0]: default.strip() for cell, default in rows}
     assert set() == named - known
     assert defaults == {option: shown[option] for option in defaults}
+
+
+def test_the_server_reclaims_expired_sessions_periodically_even_after_a_failed_attempt() -> None:
+    """reclaim_periodically (started beside uvicorn by serve_http) calls the store's reclaim
+    every interval, and goes on after a store that could not be reached."""
+    from preflight_fsm.errors import StoreUnavailable
+    from preflight_fsm.mcp.http import reclaim_periodically
+
+    calls: list[int] = []
+    third = anyio.Event()
+
+    def reclaim() -> int:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise StoreUnavailable("the database is restarting")
+        if len(calls) == 3:
+            anyio.from_thread.run_sync(third.set)
+        return 2
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(reclaim_periodically, reclaim, 0.01)
+                await third.wait()
+                group.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert [0, 1, 2] == calls

@@ -25,6 +25,7 @@ from preflight_fsm.cli.report import EXIT_USAGE, reported
 
 if TYPE_CHECKING:
     from preflight_fsm.machine import ClarificationMachine
+    from preflight_fsm.people import People
     from preflight_fsm.turn import Turn
 
 __all__ = [
@@ -286,14 +287,41 @@ def chat(
             "--link-ttl", metavar="SECONDS", min=1.0, help="With --web: how long a link is good."
         ),
     ] = 900.0,
+    passkey: Annotated[
+        bool,
+        typer.Option(
+            "--passkey",
+            help="With --web: confirm every turn with your enrolled passkey, recorded "
+            "user_passkey (the --answers-from person level; docs/web.md).",
+        ),
+    ] = False,
+    people_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--people",
+            metavar="FILE",
+            help="With --passkey: the people file. Default: .preflight-fsm/people.toml.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run one clarification session on standard input and output (help: ``_HELP``)."""
     from preflight_fsm.cli.report import usage_error
 
     if (intention is None) == (session is None):
         raise usage_error("give an INTENTION, or --session SESSION_ID to resume one")
+    if passkey and not web:
+        raise usage_error("--passkey confirms answers on the page: add --web")
     if web:
-        raise typer.Exit(_chat_on_page(intention, session, store, flow, seal_key_file, link_ttl))
+        signers = None
+        if passkey:
+            from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
+
+            with reported():
+                signers = People.load(people_file or DEFAULT_PEOPLE_FILE)
+        raise typer.Exit(
+            _chat_on_page(intention, session, store, flow, seal_key_file, link_ttl, signers)
+        )
     if intention is not None:
         from preflight_fsm.flow import load_flow
         from preflight_fsm.machine import ClarificationMachine
@@ -325,6 +353,7 @@ def _chat_on_page(
     flow: Path | None,
     seal_key_file: Path | None,
     link_ttl: float,
+    people: People | None = None,
 ) -> int:
     """``chat --web``: the session (new, in memory; or ``--session`` in its store) answered on
     the answer page; the exit code."""
@@ -336,7 +365,7 @@ def _chat_on_page(
 
         opened = open_sessions(store, flow, seal_key_file=seal_key_file)
         with opened as (sessions, shown), reported(shown):
-            return answer_on_page(sessions, session, write, link_ttl=link_ttl)
+            return answer_on_page(sessions, session, write, link_ttl=link_ttl, people=people)
     from preflight_fsm.flow import load_flow
     from preflight_fsm.machine import ClarificationMachine
     from preflight_fsm.store import Sessions
@@ -346,7 +375,7 @@ def _chat_on_page(
         loaded = load_flow(flow) if flow is not None else None
         sessions = Sessions(MemoryStore(), flow=loaded)
         record = sessions.create(ClarificationMachine(str(intention), loaded))
-        return answer_on_page(sessions, record.id, write, link_ttl=link_ttl)
+        return answer_on_page(sessions, record.id, write, link_ttl=link_ttl, people=people)
 
 
 def _end(reason: str, code: int, interactive: bool, session: str | None) -> NoReturn:

@@ -248,6 +248,7 @@ def mcp_command(
     max_sessions_per_client: serving.MaxSessionsPerClientOption = None,
     session_idle_timeout: serving.SessionIdleTimeoutOption = None,
     header_timeout: serving.HeaderTimeoutOption = None,
+    reclaim_interval: serving.ReclaimIntervalOption = None,
 ) -> None:
     """Serve the clarification tools over MCP (stdio by default)."""
     if transport not in ("stdio", "http"):
@@ -298,6 +299,7 @@ def mcp_command(
             max_sessions_per_client,
             session_idle_timeout,
             header_timeout,
+            reclaim_interval,
         ),
     )
     if preflights:
@@ -345,7 +347,13 @@ def mcp_command(
             auth=auth,
             page=page,
         )
-        _serve_announced(server, chosen, replace(options, health=health), store, opened.close)
+        _serve_announced(
+            server,
+            chosen,
+            replace(options, health=health, reclaim=opened.reclaim),
+            store,
+            opened.close,
+        )
     finally:
         if listener is not None:
             listener.stop()  # stopped with the server

@@ -33,6 +33,7 @@ __all__ = [
     "OidcAudienceOption",
     "OidcIssuerOption",
     "PublicUrlOption",
+    "ReclaimIntervalOption",
     "RepoRootOption",
     "SessionIdleTimeoutOption",
     "TokensOption",
@@ -189,6 +190,18 @@ HeaderTimeoutOption = Annotated[
     ),
 ]
 
+ReclaimIntervalOption = Annotated[
+    float | None,
+    typer.Option(
+        "--reclaim-interval",
+        min=0.1,
+        metavar="SECONDS",
+        help="HTTP: seconds between two removals of expired sessions from the store (a bounded "
+        "batch each), so a server that only reads still reclaims them.",
+        show_default=False,
+    ),
+]
+
 
 def check_store(opened: SessionStore, accept_evicting: bool) -> None:
     """Before the server listens: exit 8 when the store cannot be reached; name a store that
@@ -289,6 +302,7 @@ def limits_of(
     max_sessions_per_client: int | None,
     session_idle_timeout: float | None,
     header_timeout: float | None = None,
+    reclaim_interval: float | None = None,
 ) -> HttpLimits:
     """HttpLimits with the options given; the others keep their defaults."""
     from preflight_fsm.mcp.http import HttpLimits
@@ -300,6 +314,7 @@ def limits_of(
         max_sessions_per_client=max_sessions_per_client or limits.max_sessions_per_client,
         session_idle_timeout=session_idle_timeout or limits.session_idle_timeout,
         header_timeout=header_timeout or limits.header_timeout,
+        reclaim_interval=reclaim_interval or limits.reclaim_interval,
     )
 
 

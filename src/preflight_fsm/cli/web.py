@@ -8,10 +8,13 @@ from collections.abc import Callable
 from typing import Final
 
 from preflight_fsm.cli.render import render_outcome
+from preflight_fsm.errors import InvalidPeopleFile
+from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
 from preflight_fsm.web import AnswerPage, LinkBook, PageListener
+from preflight_fsm.web.signing import SignedAnswerPage
 
-__all__ = ["EXIT_LINK_EXPIRED", "answer_on_page"]
+__all__ = ["EXIT_LINK_EXPIRED", "answer_on_page", "enrolled_port"]
 
 EXIT_LINK_EXPIRED: Final = 1
 """The person did not answer a turn before its link expired (the session stays where it was)."""
@@ -23,10 +26,17 @@ def answer_on_page(
     write: Callable[[str], None],
     *,
     link_ttl: float | None = None,
+    people: People | None = None,
 ) -> int:
-    """Serve ``session_id`` on the page until it ends; write the link, then the outcome."""
-    page = AnswerPage(sessions, LinkBook(link_ttl) if link_ttl else None)
-    with PageListener(page):
+    """Serve ``session_id`` on the page until it ends; write the link, then the outcome. With
+    ``people``, every turn is confirmed with a passkey they list (``web/signing.py``), on the
+    loopback port they enrolled on."""
+    links = LinkBook(link_ttl) if link_ttl else None
+    page = (
+        AnswerPage(sessions, links) if people is None else SignedAnswerPage(sessions, people, links)
+    )
+    port = 0 if people is None else enrolled_port(people)
+    with PageListener(page, port=port):
         link = page.link(session_id)
         if link is not None:
             write(f"Answer in your browser (this link is for you alone; it expires): {link}")
@@ -39,3 +49,16 @@ def answer_on_page(
         return EXIT_LINK_EXPIRED
     write(render_outcome(machine.turn, machine.flow))
     return 0
+
+
+def enrolled_port(people: People) -> int:
+    """The loopback port the people file's passkeys were enrolled on (their origin's): the
+    page that asks for them must be served there."""
+    for person in people:
+        origin = next((o for o in person.origins if o.startswith("http://localhost:")), None)
+        if person.rp_id == "localhost" and origin is not None:
+            return int(origin.rsplit(":", 1)[1])
+    raise InvalidPeopleFile(
+        f"{people.source}: nobody enrolled a passkey on localhost; run preflight-fsm people "
+        "enroll NAME first"
+    )

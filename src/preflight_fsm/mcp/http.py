@@ -30,6 +30,7 @@ __all__ = [
     "HttpOptions",
     "SessionQuota",
     "http_app",
+    "reclaim_periodically",
     "serve_http",
 ]
 
@@ -57,6 +58,8 @@ class HttpLimits:
     """Seconds a client has to send a whole request head (a slow sender is cut off)."""
     max_connections: int = 256
     """Connections served at once (503 beyond), so slow clients cannot hold every socket."""
+    reclaim_interval: float = 60.0
+    """Seconds between two reclaims of expired sessions from the store (a bounded batch each)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,9 @@ class HttpOptions:
     limits: HttpLimits = field(default_factory=HttpLimits)
     health: Callable[[], str | None] | None = None
     """Why the store cannot be reached (None: it can), asked by ``/healthz``."""
+    reclaim: Callable[[], int] | None = None
+    """Removes one bounded batch of expired sessions from the store (``SessionStore.reclaim``),
+    called every ``limits.reclaim_interval`` seconds while the server runs."""
 
 
 class SessionQuota:
@@ -212,6 +218,26 @@ def _head_timeout_protocol(seconds: float) -> type[Any]:
     return HeadTimeoutProtocol
 
 
+async def reclaim_periodically(reclaim: Callable[[], int], interval: float) -> None:
+    """Call ``reclaim`` every ``interval`` seconds, on a worker thread, until cancelled, so a
+    server that only reads still removes expired sessions. A store that cannot be reached is
+    logged and tried again at the next interval; it never stops the server."""
+    import logging
+
+    from preflight_fsm.errors import StoreUnavailable
+
+    log = logging.getLogger("preflight_fsm.reclaim")
+    while True:
+        await anyio.sleep(interval)
+        try:
+            removed = await anyio.to_thread.run_sync(reclaim)  # one bounded batch
+        except StoreUnavailable as exc:
+            log.warning("reclaiming expired sessions failed, tried again in %ss: %s", interval, exc)
+        else:
+            if removed:
+                log.info("reclaimed %d expired sessions", removed)
+
+
 async def serve_http(
     server: MCPServer[Any],
     options: HttpOptions,
@@ -252,6 +278,8 @@ async def serve_http(
 
     async with anyio.create_task_group() as group:
         group.start_soon(announce_when_listening)
+        if options.reclaim is not None:
+            group.start_soon(reclaim_periodically, options.reclaim, options.limits.reclaim_interval)
         try:
             await http.serve()
         except SystemExit:

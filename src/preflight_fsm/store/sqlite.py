@@ -5,6 +5,11 @@ compare-and-set on the version (``UPDATE ... WHERE id = ? AND version = ?``) can
 with another writer, and a process killed mid-write leaves the previous version intact: SQLite's
 journal rolls the torn transaction back when the file is next opened.
 
+Reads never wait behind writes (D-SQLITE-READS): they run on a connection of their own, under a
+lock of their own, so a write waiting for another process's write lock (WAL lets readers through
+it) blocks no reader. A write that cannot get the lock within ``timeout`` is reported busy to its
+caller alone, with what to do.
+
 The database is the file and, while a process has it open, its ``-wal`` and ``-shm`` files beside
 it: committed steps may live in ``-wal`` until the last connection closes (which folds them into
 the file). A file is used only if it is this project's store (its ``application_id`` says so); a
@@ -22,7 +27,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from preflight_fsm.errors import (
     CorruptSession,
@@ -42,13 +47,22 @@ from preflight_fsm.store.base import (
     entry_from,
     record_from,
 )
-from preflight_fsm.store.folder import make_store_folder
 from preflight_fsm.store.schemes import register_store
-from preflight_fsm.store.sqlite_layout import APPLICATION_ID, RECLAIM, SCHEMA, SCHEMA_VERSION
+from preflight_fsm.store.sqlite_layout import (
+    APPLICATION_ID,
+    RECLAIM,
+    SCHEMA,
+    SCHEMA_VERSION,
+    create_store,
+)
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+DEFAULT_WRITE_WAIT: Final = 5.0
+"""Seconds a write waits for the write lock before it is refused as busy (was 30: a client's
+timeout is often 15)."""
 
 _META = "version, created_at, updated_at, expire_after, flow"
 _ACCEPTED = (
@@ -61,7 +75,8 @@ class SqliteStore(SessionStore):
 
     ``create`` makes the store when ``path`` does not exist yet (creating its directory too);
     without it a missing store reads as empty and nothing is created, which is what read-only
-    commands want. ``timeout`` is how long a write waits for another process's write lock.
+    commands want. ``timeout`` bounds how long a write waits for the write lock (this process's
+    other writers and another process's), then the write is refused as busy; reads never wait.
     ``synchronous`` is SQLite's setting for WAL mode: ``"NORMAL"`` (the default) keeps every
     committed step through any process crash and never corrupts the file, but a power cut may lose
     the last steps; ``"FULL"`` also survives power cuts, at an fsync per step (about a third of
@@ -74,7 +89,7 @@ class SqliteStore(SessionStore):
         *,
         expire_after: float = DEFAULT_EXPIRE_AFTER,
         clock: Clock = time.time,
-        timeout: float = 30.0,
+        timeout: float = DEFAULT_WRITE_WAIT,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         create: bool = True,
     ) -> None:
@@ -84,8 +99,10 @@ class SqliteStore(SessionStore):
         self.synchronous = synchronous
         self.path = Path(path)
         self._timeout = timeout
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the writing connection: one write at a time
+        self._read_lock = threading.Lock()  # the reading connection: never held by a writer
         self._db: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._stateful = False  # whether the file has the store_state table (older ones do not)
         try:
@@ -95,29 +112,23 @@ class SqliteStore(SessionStore):
                 _wal.refuse_orphaned_wal(self.path)
                 if not create:
                     return  # read as an empty store; nothing is created
-                self._initialise()
+                create_store(self.path)
             self._check_header()
             # Looked at before connecting: the connection's first read creates a -wal file.
             wal_found = _wal.has_content(_wal.wal_of(self.path))
-            self._db = sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=rw",
-                uri=True,
-                timeout=timeout,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            # Bytes, decoded here: undecodable text in a row or the schema is reported, not raised.
-            self._db.text_factory = bytes
+            self._db = self._connect()
             stat = os.stat(self.path)
             self._identity = (stat.st_dev, stat.st_ino)
             self._setup()
             self._stateful = _wal.has_state_table(self._db)
             if self._stateful and not wal_found:
                 _wal.refuse_copy_without_wal(self._db, self.path, self._identity)
+            self._reader = self._connect()
         except BaseException as exc:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+            for db in (self._db, self._reader):
+                if db is not None:
+                    db.close()
+            self._db = self._reader = None
             if not isinstance(exc, OSError | sqlite3.Error | UnicodeError):
                 raise
             raise StoreUnavailable(
@@ -125,6 +136,18 @@ class SqliteStore(SessionStore):
             ) from None
 
     # -- opening -------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            f"{self.path.resolve().as_uri()}?mode=rw",
+            uri=True,
+            timeout=self._timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        # Bytes, decoded here: undecodable text in a row or the schema is reported, not raised.
+        db.text_factory = bytes
+        return db
 
     def _refuse(self, why: str) -> None:
         raise StoreUnavailable(
@@ -138,41 +161,6 @@ class SqliteStore(SessionStore):
             self._refuse("is an empty file")
         if header != _SQLITE_HEADER:
             self._refuse("is not a SQLite database")
-
-    def _initialise(self) -> None:
-        """Build a complete store under a temporary name, then link it to ``path`` atomically.
-
-        Of several processes creating the same store at once, one link wins and every process
-        opens that one; nobody ever opens a file that is not yet a complete store.
-        """
-        import tempfile  # only the first start of a store needs it
-
-        make_store_folder(self.path.parent)
-        fd, temporary = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".new", dir=self.path.parent
-        )
-        os.close(fd)
-        try:
-            db = sqlite3.connect(temporary, isolation_level=None)
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(SCHEMA)
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            finally:
-                db.close()
-            try:
-                os.link(temporary, self.path)
-            except FileExistsError:
-                pass  # another process created it first: use theirs
-            except OSError:
-                # A file system without hard links: a rename cannot refuse to overwrite, so check.
-                if not self.path.exists():
-                    os.replace(temporary, self.path)
-        finally:
-            for leftover in (temporary, f"{temporary}-wal", f"{temporary}-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)
 
     def _setup(self) -> None:
         db = self._require()
@@ -235,10 +223,10 @@ class SqliteStore(SessionStore):
         target = Path(destination)
         if target.exists():
             raise StoreUnavailable(f"{str(target)!r} exists; name a new file for the backup")
-        with self._guard():
+        with self._reading() as db:
             copy = sqlite3.connect(target, isolation_level=None)
             try:
-                self._require().backup(copy)
+                db.backup(copy)
                 _wal.mark_copy_complete(copy)
             finally:
                 copy.close()
@@ -256,6 +244,9 @@ class SqliteStore(SessionStore):
                         if _wal.in_use(db, identity):
                             _wal.mark_not_in_use(db, self._transaction)
                 self._db.close()
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
 
     # -- the interface -------------------------------------------------------------------------
 
@@ -263,11 +254,11 @@ class SqliteStore(SessionStore):
         self.checked_id(session_id)
         if self._db is None:
             raise SessionNotFound(session_id)
-        with self._guard():
-            db = self._require()
-            row = db.execute(
+        with self._reading() as reader:
+            row = reader.execute(
                 f"SELECT id, snapshot, {_META} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
+        with self._failures():
             if row is None:
                 raise SessionNotFound(session_id)
             if _text(row[0]) != session_id:  # a corrupted index answered for another row
@@ -278,8 +269,8 @@ class SqliteStore(SessionStore):
             )
             if self.is_expired(record.updated_at, expire_after=record.expire_after):
                 # Only the version read is removed: a write that just came first stays.
-                with self._write():
-                    db.execute(
+                with self._guard(), self._write():
+                    self._require().execute(
                         "DELETE FROM sessions WHERE id = ? AND version = ?",
                         (session_id, record.version),
                     )
@@ -380,8 +371,7 @@ class SqliteStore(SessionStore):
     def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         if self._db is None:
             return []
-        with self._guard():
-            db = self._require()
+        with self._reading() as db:
             query = f"SELECT id, {_META} FROM sessions"
             rows = (
                 db.execute(f"{query} WHERE flow = ? ORDER BY id", (flow,))
@@ -412,16 +402,40 @@ class SqliteStore(SessionStore):
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
-        """One operation at a time on this connection; backend failures as StoreUnavailable."""
-        with self._lock:
+        """One write at a time on the writing connection, waiting at most ``timeout`` for this
+        process's other writers; backend failures as StoreUnavailable."""
+        with self._failures():
+            if not self._lock.acquire(timeout=self._timeout):
+                raise sqlite3.OperationalError("database is locked")
             try:
                 yield
-            except (sqlite3.DatabaseError, UnicodeError) as exc:
-                if isinstance(exc, sqlite3.IntegrityError):
-                    raise
+            finally:
+                self._lock.release()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The reading connection, never held by a writer: WAL lets it read past any write lock."""
+        with self._failures(), self._read_lock:
+            assert self._reader is not None  # every caller checked that the store exists
+            yield self._reader
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Backend failures as StoreUnavailable; a write lock not had in time as busy."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, UnicodeError) as exc:
+            if isinstance(exc, sqlite3.IntegrityError):
+                raise
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise StoreUnavailable(
-                    f"the session store {str(self.path)!r} failed: {_reason(exc)}"
+                    f"the session store {str(self.path)!r} is busy: another writer held its "
+                    f"write lock for more than {self._timeout:g} s; nothing was written; retry "
+                    "the step (if it stays busy, find the process holding the store open)"
                 ) from None
+            raise StoreUnavailable(
+                f"the session store {str(self.path)!r} failed: {_reason(exc)}"
+            ) from None
 
     def _write(self) -> AbstractContextManager[None]:
         """The transaction of a write of session rows: refused if the file was replaced, begun

@@ -1,15 +1,22 @@
-"""The SQLite store's layout: its table, how a file is known to be a store, and its reclaim.
+"""The SQLite store's layout: its table, how a file is known to be a store, how one is made, and its
+reclaim.
 
 ``store/sqlite.py`` opens and writes stores of this layout; a store of another layout is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
 from typing import Final
 
 from preflight_fsm.store import wal as _wal
+from preflight_fsm.store.folder import make_store_folder
 
-__all__ = ["APPLICATION_ID", "RECLAIM", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["APPLICATION_ID", "RECLAIM", "SCHEMA", "SCHEMA_VERSION", "create_store"]
 
 APPLICATION_ID: Final = 0x5046534D
 """``PRAGMA application_id`` of every session store ("PFSM"): how a file is known to be one."""
@@ -46,3 +53,35 @@ DELETE FROM sessions WHERE rowid IN (
 """
 """Removes up to ``?`` (2nd) sessions expired at ``?`` (1st), as ``SessionStore.is_expired``
 says; a row with unreadable times stays, reported as corrupt by whoever reads it."""
+
+
+def create_store(path: Path) -> None:
+    """Build a complete store under a temporary name, then link it to ``path`` atomically.
+
+    Of several processes creating the same store at once, one link wins and every process
+    opens that one; nobody ever opens a file that is not yet a complete store.
+    """
+    make_store_folder(path.parent)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+    os.close(fd)
+    try:
+        db = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        finally:
+            db.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+        except OSError:
+            # A file system without hard links: a rename cannot refuse to overwrite, so check.
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        for leftover in (temporary, f"{temporary}-wal", f"{temporary}-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)

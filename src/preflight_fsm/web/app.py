@@ -2,37 +2,42 @@
 
 The page is reached by the person's browser with its link (a capability, ``links.py``), never
 with an MCP token. Every response carries a strict Content-Security-Policy (nothing but this
-server's own stylesheet), ``Referrer-Policy: same-origin`` (so Chromium sends the page's real
-Origin on the form's POST, and the link never leaves in a Referer) and ``no-store``. A POST must
-come from the page's own origin, as a small urlencoded form read within a time bound, and carry
-the link's cross-site token (``page.py`` checks it).
+server's own stylesheet and passkey script), ``Referrer-Policy: same-origin`` (so Chromium sends
+the page's real Origin on the form's POST, and the link never leaves in a Referer) and
+``no-store``. A POST must come from the page's own origin, as a small urlencoded form (or, for a
+passkey, JSON) read within a time bound, and carry the link's cross-site token (``page.py``
+checks it).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qs
 
 import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from preflight_fsm.web.html import STYLESHEET, STYLESHEET_PATH, notice_page
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
+from preflight_fsm.web.script import SCRIPT, SCRIPT_PATH
 
 __all__ = [
     "MAX_FORM_BYTES",
     "READ_TIMEOUT",
     "SECURITY_HEADERS",
     "LinkRedaction",
+    "asset_routes",
     "page_app",
     "page_routes",
     "read_body",
+    "read_json",
 ]
 
 MAX_FORM_BYTES: Final = 64 * 1024
@@ -120,6 +125,37 @@ async def _read_form(request: Request) -> dict[str, list[str]] | Response:
         return _refused(400, "The form could not be read", "Nothing was changed.")
 
 
+async def read_json(request: Request) -> Any | Response:
+    """The request's JSON body (None when it is not JSON), read as :func:`read_body` reads."""
+    try:
+        body = await read_body(request)
+    except ClientDisconnect:
+        return Response(status_code=400)
+    if isinstance(body, Response):
+        return body
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def asset_routes() -> list[Route]:
+    """The stylesheet and the passkey script, the pages' only assets, from this server."""
+
+    async def asset(request: Request) -> Response:
+        script = request.url.path == SCRIPT_PATH
+        return Response(
+            SCRIPT if script else STYLESHEET,
+            media_type="text/javascript" if script else "text/css",
+            headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
+        )
+
+    return [
+        Route(STYLESHEET_PATH, asset, methods=["GET"]),
+        Route(SCRIPT_PATH, asset, methods=["GET"]),
+    ]
+
+
 def page_routes(page: AnswerPage) -> list[Route]:
     """The page's routes, to mount on any Starlette application (the HTTP server's too)."""
 
@@ -152,17 +188,30 @@ def page_routes(page: AnswerPage) -> list[Route]:
             return form
         return _reply(await anyio.to_thread.run_sync(page.answer, token, form))
 
-    async def stylesheet(request: Request) -> Response:
-        return Response(
-            STYLESHEET,
-            media_type="text/css",
-            headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
-        )
+    async def sign(request: Request) -> Response:
+        from preflight_fsm.web.signing import SignedAnswerPage
+
+        token = request.path_params["token"]
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if not isinstance(page, SignedAnswerPage) or not _TOKEN.fullmatch(token):
+            return JSONResponse({"message": "Nothing is signed here."}, 404)
+        if request.headers.get("origin", "").lower() != _expected_origin(page, request) or (
+            kind != "application/json"
+        ):
+            message = "Only this server's own page may sign. Nothing was recorded."
+            return JSONResponse({"message": message}, 403, headers=SECURITY_HEADERS)
+        posted = await read_json(request)
+        if isinstance(posted, Response):
+            return posted
+        status, message, following = await anyio.to_thread.run_sync(page.sign, token, posted)
+        reply = {"message": message, "next": following}
+        return JSONResponse(reply, status, headers=SECURITY_HEADERS)
 
     return [
         Route(PAGE_PATH + "{token}", show, methods=["GET"]),
         Route(PAGE_PATH + "{token}", answer, methods=["POST"]),
-        Route(STYLESHEET_PATH, stylesheet, methods=["GET"]),
+        Route(PAGE_PATH + "{token}/sign", sign, methods=["POST"]),
+        *asset_routes(),
     ]
 
 

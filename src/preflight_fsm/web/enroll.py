@@ -10,7 +10,6 @@ entries. A refused registration writes nothing and leaves the link good for anot
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -21,17 +20,17 @@ from typing import Any, Final
 
 import anyio.to_thread
 from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from preflight_fsm.errors import InvalidPeopleFile, PasskeyRefused
 from preflight_fsm.passkeys import registration_options, verify_registration
 from preflight_fsm.people import People, Person, add_person
-from preflight_fsm.web.app import SECURITY_HEADERS, read_body
-from preflight_fsm.web.html import STYLESHEET, STYLESHEET_PATH, document, notice_page
+from preflight_fsm.web.app import SECURITY_HEADERS, asset_routes, read_json
+from preflight_fsm.web.html import document, notice_page
 from preflight_fsm.web.links import DEFAULT_LINK_TTL, TOKEN_BYTES
-from preflight_fsm.web.script import SCRIPT, SCRIPT_PATH
+from preflight_fsm.web.script import SCRIPT_PATH
 
 __all__ = ["ENROLL_PATH", "RP_NAME", "Enrollment", "enroll_app"]
 
@@ -162,33 +161,17 @@ def enroll_app(enrollment: Enrollment) -> Starlette:
         if not _origin_ok(enrollment, request) or kind != "application/json":
             message = "Only this server's own page may enroll. Nothing was written."
             return JSONResponse({"message": message}, 403, headers=SECURITY_HEADERS)
-        try:
-            body = await read_body(request)
-        except ClientDisconnect:
-            return Response(status_code=400)
-        if isinstance(body, Response):
-            return body
-        try:
-            posted = json.loads(body)
-        except (UnicodeDecodeError, ValueError):
-            posted = None
+        posted = await read_json(request)
+        if isinstance(posted, Response):
+            return posted
         token = request.path_params["token"]
         status, message = await anyio.to_thread.run_sync(enrollment.register, token, posted)
         return JSONResponse({"message": message}, status, headers=SECURITY_HEADERS)
-
-    async def asset(request: Request) -> Response:
-        script = request.url.path == SCRIPT_PATH
-        return Response(
-            SCRIPT if script else STYLESHEET,
-            media_type="text/javascript" if script else "text/css",
-            headers=SECURITY_HEADERS | {"cache-control": "max-age=3600"},
-        )
 
     return Starlette(
         routes=[
             Route(ENROLL_PATH + "{token}", show, methods=["GET"]),
             Route(ENROLL_PATH + "{token}", register, methods=["POST"]),
-            Route(STYLESHEET_PATH, asset, methods=["GET"]),
-            Route(SCRIPT_PATH, asset, methods=["GET"]),
+            *asset_routes(),
         ]
     )

@@ -74,9 +74,16 @@ SCRIPT: Final = """\
     }).then(function (reply) {
       return reply.json().then(function (body) {
         say(body.message);
-        box.dataset.outcome = reply.ok ? "done" : "refused";
-        if (reply.ok && body.next) { window.location.assign(body.next); }
+        if (reply.ok && body.next) {
+          var next = document.createElement("a");
+          next.id = "passkey-next";
+          next.href = body.next;
+          next.textContent = "Go to the next question";
+          box.appendChild(next);
+          next.focus();
+        }
         if (!reply.ok) { button.disabled = false; }
+        box.dataset.outcome = reply.ok ? "done" : "refused";
       });
     }).catch(function (error) {
       say("Nothing was recorded: the passkey was not given (" + error.name + "). " +

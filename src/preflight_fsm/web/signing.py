@@ -1,0 +1,158 @@
+"""The answer page under ``--answers-from person``: every turn answered on the page and
+confirmed with the person's passkey (docs/web.md).
+
+The form is posted as under ``web``; the engine checks the answers without recording them
+(``recorded_answers``: a refusal is shown on the form). The page then asks for the passkey:
+``navigator.credentials.get`` over :func:`passkeys.step_challenge` (session id, step number,
+answers, flow fingerprint), the people file's credentials allowed, user verification required.
+Only a verified assertion steps the session, recorded ``user_passkey`` with the proof; a refused
+or cancelled one records nothing and the page says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from preflight_fsm.errors import InvalidAnswers, PasskeyRefused, SessionConflict
+from preflight_fsm.passkeys import assertion_options, proof_of, step_challenge, verify_assertion
+from preflight_fsm.people import People
+from preflight_fsm.store import Sessions
+from preflight_fsm.web.html import CSRF_FIELD, document
+from preflight_fsm.web.links import Grant, LinkBook
+from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
+from preflight_fsm.web.script import SCRIPT_PATH
+
+__all__ = ["SIGN_SUFFIX", "SignedAnswerPage"]
+
+SIGN_SUFFIX = "/sign"
+"""Where a turn's assertion is posted: ``PAGE_PATH + token + SIGN_SUFFIX``."""
+
+
+class SignedAnswerPage(AnswerPage):
+    """The answer page whose every step is signed by someone the people file lists."""
+
+    answered_by = "user_passkey"
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        people: People,
+        links: LinkBook | None = None,
+        base_url: str | None = None,
+        rp_id: str = "localhost",
+    ) -> None:
+        super().__init__(sessions, links, base_url)
+        self.people = people
+        self.rp_id = rp_id
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
+        """Check the answers (nothing recorded) and ask for the passkey that confirms them."""
+        grant = self.links.find(token)
+        if isinstance(grant, str):
+            return self.gone(grant)
+        sent = form.get(CSRF_FIELD, ())
+        if len(sent) != 1 or not secrets.compare_digest(sent[0], grant.csrf):
+            return super().answer(token, form)  # the same refusal as the page's
+        machine = self._current(grant)
+        if isinstance(machine, PageReply):
+            return machine
+        answers = self._answers(machine, form)
+        try:
+            challenge = step_challenge(machine, grant.session_id, answers)
+        except InvalidAnswers as error:
+            return PageReply(422, self._form(machine, token, grant, str(error)))
+        with self._lock:
+            self._pending[_key(token)] = answers
+        return PageReply(200, self._confirm(machine.intention, token, grant, challenge, answers))
+
+    def sign(self, token: str, posted: Any) -> tuple[int, str, str | None]:
+        """Verify the posted assertion over the pending answers and take the step;
+        (status, what the page says, where it goes next)."""
+        grant = self.links.find(token)
+        if isinstance(grant, str):
+            return 410, f"This link grants nothing ({grant}). Nothing was recorded.", None
+        if not isinstance(posted, dict) or not isinstance(posted.get(CSRF_FIELD), str):
+            return 400, "Send the page's own request. Nothing was recorded.", None
+        if not secrets.compare_digest(posted[CSRF_FIELD], grant.csrf):
+            return 403, "The request did not carry this page's token. Nothing was recorded.", None
+        with self._lock:
+            answers = self._pending.get(_key(token))
+        machine = self._current(grant)
+        if answers is None or isinstance(machine, PageReply):
+            return 409, "Nothing waits for a passkey here: answer the form again.", None
+        try:
+            challenge = step_challenge(machine, grant.session_id, answers)
+            credential = posted.get("credential")
+            proof = proof_of(credential if isinstance(credential, dict) else "", self.people)
+            verify_assertion(self.people, proof, challenge)
+            machine.step(answers, self.answered_by, principal=grant.principal, proof=proof)
+            record = self.sessions.save(grant.session_id, machine, grant.version)
+        except PasskeyRefused as error:
+            return 403, f"Not recorded: the passkey was refused ({error.reason}): {error}", None
+        except InvalidAnswers as error:
+            return 422, f"Not recorded: {error}", None
+        except SessionConflict:
+            return 410, "This turn was already answered. Nothing was recorded.", None
+        self._stepped_to(grant, record.version, token)
+        if machine.finished:
+            done = "Signed and recorded: the session is finished. You can close this page."
+            return 200, done, None
+        following = self.links.issue(
+            grant.session_id, record.version, machine.turn.number, grant.principal
+        )
+        return 200, "Signed and recorded.", self._url(following)
+
+    def _stepped_to(self, grant: Grant, version: int, token: str) -> None:
+        self.links.spend(token)
+        with self._lock:
+            self._pending.pop(_key(token), None)
+        with self._changed:
+            self._stepped[grant.session_id] = version
+            self._changed.notify_all()
+
+    def _confirm(
+        self,
+        intention: str,
+        token: str,
+        grant: Grant,
+        challenge: bytes,
+        answers: Mapping[str, Any],
+    ) -> str:
+        options = assertion_options(
+            rp_id=self.rp_id,
+            challenge=challenge,
+            credential_ids=[p.credential_id for p in self.people if p.rp_id == self.rp_id],
+        )
+        shown = "".join(
+            f"<dt>{escape(k)}</dt><dd>{escape(_shown(v))}</dd>" for k, v in answers.items()
+        )
+        body = (
+            "<h1>Confirm your answers with your passkey</h1>\n"
+            f'<p class="intention">{escape(intention)}</p>\n'
+            f"<dl>{shown}</dl>\n"
+            "<p>Nothing is recorded until your passkey signs these answers.</p>\n"
+            f'<div id="passkey" data-ceremony="get" data-options="{escape(options)}" '
+            f'data-csrf="{escape(grant.csrf)}" '
+            f'data-action="{escape(PAGE_PATH + token + SIGN_SUFFIX)}">\n'
+            '<button type="button" id="passkey-button">Sign with my passkey</button>\n'
+            '<p id="passkey-status" role="status" aria-live="polite"></p>\n</div>\n'
+            f'<p><a href="{escape(PAGE_PATH + token)}">Change the answers</a></p>\n'
+        )
+        return document("Confirm: " + intention[:60], body, script=SCRIPT_PATH)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return "(declined)" if value == "" else str(value)
+
+
+def _key(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()

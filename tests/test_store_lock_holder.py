@@ -1,0 +1,130 @@
+"""store/sqlite.py under a long write lock held by another process (issue 30, item 4).
+
+Reads never wait behind writes, and a write that cannot get the lock within its bound is told
+the store is busy, quickly, alone. The lock holder is a real second process.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_servers import call, connect_stdio
+from preflight_fsm.errors import StoreUnavailable
+from preflight_fsm.store.base import StoredSession
+from preflight_fsm.store.sqlite import SqliteStore
+
+HOLDER = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("held", flush=True)
+sys.stdin.read()
+db.execute("ROLLBACK")
+"""
+INTENTION = "Speed up the checkout page"  # no keywords: the category comes first
+
+
+@contextmanager
+def write_lock_held(path: Path) -> Iterator[None]:
+    """Another process holds the store's write lock (``BEGIN EXCLUSIVE``) for the block."""
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdin is not None
+        assert holder.stdout is not None
+        try:
+            assert "held" == holder.stdout.readline().strip()
+            yield
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
+
+def _store_with_a_session(path: Path, timeout: float) -> SqliteStore:
+    store = SqliteStore(path, timeout=timeout)
+    store.create("s1", '{"x": 1}')
+    return store
+
+
+def test_reads_answer_while_a_write_of_the_same_process_waits_for_the_lock(
+    tmp_path: Path,
+) -> None:
+    store = _store_with_a_session(tmp_path / "s.sqlite3", timeout=60.0)
+    with ThreadPoolExecutor(4) as pool:
+        with write_lock_held(store.path):
+            writing = pool.submit(store.put, "s1", '{"x": 2}', 1)
+            done = threading.Event()
+            writing.add_done_callback(lambda _: done.set())
+            reads = 0
+            # While the write waits for the lock (up to 60 s), every read must answer: a read
+            # that waited for the write would outlive its 10 s here.
+            while not done.wait(0.05) and reads < 20:
+                read: Future[StoredSession] = pool.submit(store.get, "s1")
+                assert 1 == read.result(timeout=10).version
+                reads += 1
+        assert (20, 2) == (reads, writing.result(timeout=60).version)
+    store.close()
+
+
+def test_a_write_that_cannot_get_the_lock_in_time_is_told_the_store_is_busy(
+    tmp_path: Path,
+) -> None:
+    store = _store_with_a_session(tmp_path / "s.sqlite3", timeout=0.5)
+    with write_lock_held(store.path), pytest.raises(StoreUnavailable) as refused:
+        store.put("s1", '{"x": 2}', 1)
+    assert "is busy" in str(refused.value)
+    assert "nothing was written" in str(refused.value)
+    assert "retry" in str(refused.value)
+    assert 1 == store.get("s1").version
+    store.close()
+
+
+def test_the_mcp_server_keeps_answering_reads_while_another_process_holds_the_lock(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "sessions.sqlite3"
+
+    async def main() -> tuple[int, dict[str, object]]:
+        with (tmp_path / "stderr").open("a") as errlog, anyio.fail_after(90):
+            async with connect_stdio(str(store), tmp_path, errlog) as client:
+                started = await call(client, "require_clarification", user_intention=INTENTION)
+                sid = started["session_id"]
+                answer = {"change_category": "Database"}
+                with write_lock_held(store):
+                    write: dict[str, object] = {}
+
+                    async def step() -> None:
+                        write.update(
+                            await call(
+                                client, "require_clarification", session_id=sid, answers=answer
+                            )
+                        )
+
+                    reads = 0
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(step)
+                        while not write:
+                            shown = await call(client, "get_session", session_id=sid)
+                            assert "error" != shown["status"], shown
+                            reads += 1
+                return reads, write
+
+    reads, write = anyio.run(main)
+    # The write waited its bound (seconds) and was refused; reads went on meanwhile, each in
+    # well under it: one read that waited for the write would leave at most a couple.
+    assert "store_unavailable" == write["error"]["code"], write  # type: ignore[index]
+    assert "busy" in write["error"]["message"]  # type: ignore[index]
+    assert reads >= 5
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
