@@ -36,6 +36,7 @@ from preflight_fsm.text import match_key
 __all__ = [
     "ATTESTATION_OPEN",
     "HEADING",
+    "MAX_DECISION_FILE_BYTES",
     "RECORD_MARKER",
     "DecisionFile",
     "compose",
@@ -46,6 +47,9 @@ __all__ = [
     "section",
     "split",
 ]
+
+MAX_DECISION_FILE_BYTES: Final = 2 * 1024 * 1024
+"""A larger decision file is refused unread."""
 
 HEADING: Final = "## Who answered"
 RECORD_MARKER: Final = "<!-- preflight-fsm:decision-record v1 -->"

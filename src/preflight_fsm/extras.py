@@ -27,7 +27,7 @@ EXTRAS: Final = ("llm", "mcp", "postgres", "preflights", "redis", "web")
 # What pyproject.toml pins, for a source tree run without being installed (no metadata).
 _FALLBACK: Final = {
     "llm": ("anthropic>=1,<2", "openai>=3,<4"),
-    "mcp": ("mcp>=2.3,<3", "joserfc>=1.6,<2"),
+    "mcp": ("mcp>=2.3,<3", "joserfc>=1.6,<2", "webauthn>=3,<4"),
     "postgres": ("psycopg[binary]>=3.2,<4", "psycopg-pool>=3.2,<4"),
     "preflights": ("preflights==1.1.4",),
     "redis": ("redis>=5",),

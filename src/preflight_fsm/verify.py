@@ -40,6 +40,7 @@ from preflight_fsm.attestation import (
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.decision_record import (
     ATTESTATION_OPEN,
+    MAX_DECISION_FILE_BYTES,
     RECORD_MARKER,
     compose,
     neutralise,
@@ -83,8 +84,6 @@ REQUIREMENTS: Final[dict[Requirement, frozenset[str]]] = {
 }
 """What each ``--require`` level accepts as a step's ``answered_by`` (``any``: every source)."""
 
-MAX_DECISION_FILE_BYTES: Final = 2 * 1024 * 1024
-"""A larger decision file is refused unread."""
 
 # Signature refusals that depend on the people file: nobody listed there made the assertion.
 _SIGNER_REASONS: Final = frozenset(

@@ -18,9 +18,8 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from preflight_fsm.bounded import Unreadable, read_bounded
-from preflight_fsm.decision_record import record
+from preflight_fsm.decision_record import MAX_DECISION_FILE_BYTES, record
 from preflight_fsm.machine import ClarificationMachine
-from preflight_fsm.verify import MAX_DECISION_FILE_BYTES
 
 __all__ = ["note_who_answered"]
 
