@@ -58,7 +58,7 @@ DOCUMENTED = (
 )
 """The errors a client of the session layer may see (docs/sessions.md); any other is a failure."""
 
-RATES = FaultRates(busy=0.05, disk=0.02, lost_reply=0.06, expiry=0.02)
+RATES = FaultRates(busy=0.05, disk=0.02, lost_reply=0.06, expiry=0.02, lock_holder=0.03)
 INTENTIONS = (
     "Add OAuth login to the admin dashboard",
     "Migrate the database",
@@ -328,7 +328,10 @@ def backend_factory(backend: str) -> Iterator[StoreFactory]:
     elif backend == "sqlite":
         with tempfile.TemporaryDirectory(prefix="sim-") as directory:
             made = iter(range(1_000_000))
-            yield lambda clock: SqliteStore(Path(directory) / f"{next(made)}.sqlite3", clock=clock)
+            # A short write wait: a lock_holder fault then costs 50 ms, not the default 5 s.
+            yield lambda clock: SqliteStore(
+                Path(directory) / f"{next(made)}.sqlite3", clock=clock, timeout=0.05
+            )
     elif backend == "redis":
         from preflight_fsm.store.redis import RedisStore
         from redis_server import throwaway_redis

@@ -250,13 +250,14 @@ class _Script:
 
 
 def test_run_chat_asks_other_text_inline_and_again_when_blank() -> None:
-    """A blank Other text is sent; the engine asks it alone next turn (NeedOther, C5)."""
+    """A blank Other text is sent; the engine asks it alone next turn (NeedOther, C5), at a
+    prompt under the question just asked, not written a second time."""
     out: list[str] = []
     script = _Script("4", "", "Auth0")
     turn = run_chat(ClarificationMachine("Add OAuth login"), script, out.append)
     assert (("Strategy", "Auth0"),) == (turn.patch.fields if turn.patch else None)
     assert [PROMPT, "Please specify (Which authentication approach?): ", PROMPT] == script.prompts
-    assert "Please specify (Which authentication approach?):" in out
+    assert "Please specify (Which authentication approach?):" not in out
 
 
 def test_run_chat_answers_refused_input_and_asks_again() -> None:
@@ -569,6 +570,20 @@ def test_terminal_other_text_is_asked_inline(terminal: Callable[..., Terminal]) 
     assert "Strategy: Passkeys\n" in term.output
 
 
+def test_terminal_other_text_left_empty_is_asked_once(terminal: Callable[..., Terminal]) -> None:
+    """An empty "Other (specify)" text is asked again without printing the question twice."""
+    term = terminal("Add OAuth login")
+    term.expect("> ")
+    term.send("4\r")
+    term.expect("Please specify (Which authentication approach?): ")
+    term.send("\r")
+    term.expect("> ")
+    term.send("Passkeys\r")
+    assert 0 == term.wait()
+    assert 1 == term.output.count("Please specify"), term.output
+    assert "Strategy: Passkeys\n" in term.output
+
+
 def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., Terminal]) -> None:
     """An out-of-range number is explained and the prompt returns, in a terminal too."""
     term = terminal("Add OAuth login")
@@ -699,7 +714,7 @@ def test_terminal_blank_other_text_on_the_last_turn_asks_first(
     for prompt, typed in [
         ("6. Other (specify)\n> ", "6"),
         ("Please specify (What type of change is this?): ", ""),
-        ("Please specify (What type of change is this?):\n> ", "login"),
+        ("> ", "login"),  # the question just asked is not printed again
         ("4. Other (specify)\n> ", "4"),
         (OTHER_TEXT_PROMPT, ""),
     ]:

@@ -26,7 +26,7 @@ def test_outside_a_clone_the_hint_installs_the_extras_packages_where_it_runs(
 ) -> None:
     """Installed from a wheel or Git: the extra's pinned packages, by the installer of that
     environment (pipx, uv, or its own pip)."""
-    monkeypatch.setattr(extras, "_clone", lambda: None)
+    monkeypatch.setattr(extras, "installed_clone", lambda: None)
     monkeypatch.setattr(sys, "prefix", prefix)
     found = object() if has_pip else None
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: found)

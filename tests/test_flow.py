@@ -292,3 +292,49 @@ def test_the_default_flow_registers_the_versions_kept_in_default_versions(
     assert load_flow(tmp_path / "default.versions" / "1.toml") == registry.get(
         load_flow(tmp_path / "default.versions" / "1.toml").fingerprint
     )
+
+
+def _default_data_with(**limits: int) -> dict[str, object]:
+    import tomllib
+
+    from preflight_fsm.flow import DEFAULT_FLOW_FILE
+
+    data = tomllib.loads(DEFAULT_FLOW_FILE.read_text())
+    data.setdefault("limits", {}).update(limits)
+    return data
+
+
+def test_a_flow_whose_limits_allow_an_unstorable_snapshot_is_refused_naming_the_limits() -> None:
+    """Issue 30: within the flow's limits a session grew past what a snapshot holds, was
+    acknowledged, then read as corrupt; such a flow is refused when loaded."""
+    data = _default_data_with(max_intention_chars=100_000, max_answer_chars=100_000)
+    with pytest.raises(InvalidFlow, match=r"limits\.max_answer_chars") as info:
+        flow_from_data(data)
+    assert "262,144" in str(info.value)
+    assert "limits.max_intention_chars" in info.value.ids
+
+
+@pytest.mark.parametrize("path", ["diagrams/examples/default.toml", "diagrams/examples/next.toml"])
+def test_the_shipped_flows_fit_a_snapshot_and_load(path: str) -> None:
+    root = Path(__file__).parent.parent
+    assert load_flow(root / path).limits.max_answer_chars >= 1
+    assert default_flow().limits.max_answer_chars >= 1
+
+
+def test_every_session_within_a_loaded_flows_limits_is_stored_and_read_back() -> None:
+    """The largest session the default flow's limits allow, each answer at its longest, in the
+    widest characters, restores from its stored snapshot."""
+    from preflight_fsm.store.memory import MemoryStore
+    from preflight_fsm.store.sessions import Sessions
+
+    flow = default_flow()
+    wide = "\U0001d538"  # 4 bytes in UTF-8
+    machine = ClarificationMachine(wide * flow.limits.max_intention_chars, flow)
+    sessions = Sessions(MemoryStore(), flow=flow)
+    record = sessions.create(machine)
+    answers = {"change_category": "Other (specify)"}
+    answers["change_category__other"] = wide * flow.limits.max_answer_chars
+    machine.step(answers)
+    record = sessions.save(record.id, machine, record.version)
+    restored, _ = sessions.load(record.id)
+    assert machine.steps == restored.steps

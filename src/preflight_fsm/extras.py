@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-__all__ = ["EXTRAS", "install_hint", "server_command"]
+__all__ = ["EXTRAS", "install_hint", "installed_clone", "server_command"]
 
 EXTRAS: Final = ("llm", "mcp", "postgres", "preflights", "redis", "web")
 """The optional extras a command may need."""
@@ -52,7 +52,7 @@ def _requirements(extra: str) -> list[str]:
     return found or list(_FALLBACK[extra])
 
 
-def _clone() -> Path | None:
+def installed_clone() -> Path | None:
     """The clone this copy runs from (an editable install), if it does."""
     root = Path(__file__).resolve().parent.parent.parent
     return root if (root / "pyproject.toml").is_file() and (root / ".git").exists() else None
@@ -61,7 +61,7 @@ def _clone() -> Path | None:
 def install_hint(extra: str) -> str:
     """A command that installs ``extra`` where this preflight-fsm runs."""
     python = shlex.quote(sys.executable)
-    clone = _clone()
+    clone = installed_clone()
     if clone is not None:
         return f"{python} -m pip install -e {shlex.quote(f'{clone}[{extra}]')}"
     packages = " ".join(shlex.quote(r) for r in _requirements(extra))

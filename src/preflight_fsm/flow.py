@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import InvalidFlow
-from preflight_fsm.sizes import MAX_TEXT, MAX_VALUE
+from preflight_fsm.sizes import MAX_SNAPSHOT_BYTES, MAX_TEXT, MAX_VALUE, worst_snapshot_bytes
 from preflight_fsm.text import match_key, refused
 
 __all__ = [
@@ -231,7 +231,35 @@ class Flow(_Frozen):
                     "characters"
                 )
                 offending.append(f"limits.{key}")
+        if not problems:
+            problems += self._beyond_snapshot_bytes()
+            offending += ["limits.max_intention_chars", "limits.max_answer_chars"][: len(problems)]
         return problems, offending
+
+    def _beyond_snapshot_bytes(self) -> list[str]:
+        """A refusal if a session within the limits could reach a snapshot too large to store:
+        acknowledged, then unreadable (issue 30)."""
+        names = (*(c.name for c in self.categories), self.other_category.name)
+        choices = {self.category_question.id: names}
+        choices.update((c.question.id, c.question.options) for c in self.categories)
+        longest = {
+            key: max(map(len, (*choices[key], self.other_option, OTHER_OPTION)))
+            if key in choices
+            else self.limits.max_answer_chars
+            for key in self.answer_ids
+        }
+        worst = worst_snapshot_bytes(
+            self.limits.max_intention_chars, longest, self.limits.max_turns
+        )
+        if worst <= MAX_SNAPSHOT_BYTES:
+            return []
+        return [
+            f"limits.max_intention_chars ({self.limits.max_intention_chars:,}) and "
+            f"limits.max_answer_chars ({self.limits.max_answer_chars:,}) let a session reach a "
+            f"snapshot of up to {worst:,} bytes; a stored snapshot holds at most "
+            f"{MAX_SNAPSHOT_BYTES:,}: lower them (each answer counts once per turn, 4 bytes a "
+            "character)"
+        ]
 
     @cached_property
     def fingerprint(self) -> str:

@@ -77,13 +77,21 @@ def run_chat(machine: ClarificationMachine, read_line: ReadLine, write: Write) -
     texts = question_texts(machine.flow)
     turn = machine.turn
     first = True
+    asked = [""]  # the last prompt read: an Other text left empty is not asked twice
+
+    def reading(prompt: str) -> str:
+        asked[0] = prompt
+        return read_line(prompt)
+
     while not turn.finished:
-        if not first:
-            write("")
+        shown = render_turn(turn, machine.flow)
+        if shown.strip() != asked[0].strip():
+            if not first:
+                write("")
+            write(shown)
         first = False
-        write(render_turn(turn, machine.flow))
         try:
-            turn = _answer_turn(machine, turn, read_line, write, texts)
+            turn = _answer_turn(machine, turn, reading, write, texts)
         except RefusedReply as refused:
             write(str(refused))
     if not first:

@@ -89,7 +89,7 @@ def stdio_greeting(store: str | None, preflights: bool = False) -> str:
         f"preflight-fsm: an MCP server on stdio (sessions in {where}), waiting for an agent's "
         "JSON-RPC on standard input: an agent starts this command itself.\n"
         f"  Connect Claude Code: {shlex.join(['claude', 'mcp', 'add', name, '--', *command])}\n"
-        "  Cursor, VS Code and the others: preflight-fsm setup\n"
+        "  Cursor, VS Code and the others: preflight-fsm setup --write\n"
         "  Ctrl-C stops it."
     )
 

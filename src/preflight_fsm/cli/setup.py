@@ -4,7 +4,9 @@ An agent starts the server itself, from its own working directory and its own ``
 ``preflight-fsm`` is not found when it lives in a virtual environment, and the default store
 (``.preflight-fsm/sessions.sqlite3`` under the working directory) lands wherever the agent
 happens to run. So every configuration printed here names the absolute path of this very
-executable and an absolute store.
+executable and an absolute store; ``--portable`` names ``uvx`` and a Git URL instead
+(:mod:`preflight_fsm.cli.portable`), and ``--write`` merges the entry into each client's file
+(:mod:`preflight_fsm.cli.client_files`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from preflight_fsm.cli import app, serving
 from preflight_fsm.cli.report import usage_error
 from preflight_fsm.extras import server_command
 
-__all__ = ["CLIENTS", "TOKEN_ENV", "client_config"]
+__all__ = ["CLIENTS", "TOKEN_ENV", "client_config", "client_entry"]
 
 CLIENTS: Final = ("claude-code", "cursor", "vscode")
 """The agents a configuration is printed for, by the name ``--client`` takes."""
@@ -43,6 +45,30 @@ _ENV_REFERENCE: Final = {
 }
 
 
+def client_entry(
+    client: str,
+    command: list[str],
+    args: list[str],
+    url: str | None,
+    token_env: str | None = None,
+) -> dict[str, Any]:
+    """This server's entry in ``client``'s configuration file (Claude Code: ``.mcp.json``).
+
+    ``url`` set: the client reaches a running HTTP server there; else it starts ``command``
+    with ``args`` over stdio. ``token_env`` set: the client sends ``Authorization: Bearer``
+    with the token it reads from that environment variable (never the token itself).
+    """
+    headers: dict[str, Any] = {}
+    if url is not None and token_env is not None:
+        headers = {"headers": {"Authorization": "Bearer " + _ENV_REFERENCE[client] % token_env}}
+    started: dict[str, Any] = {"command": command[0], "args": command[1:] + args}
+    if client == "cursor":
+        return {"url": url, **headers} if url is not None else started
+    if url is not None:
+        return {"type": "http", "url": url, **headers}
+    return {"type": "stdio", **started}
+
+
 def client_config(
     client: str,
     name: str,
@@ -51,32 +77,39 @@ def client_config(
     url: str | None,
     token_env: str | None = None,
 ) -> str:
-    """What to paste into ``client``: a command line (Claude Code) or a JSON file's content.
-
-    ``url`` set: the client reaches a running HTTP server there; else it starts ``command``
-    with ``args`` over stdio. ``token_env`` set: the client sends ``Authorization: Bearer``
-    with the token it reads from that environment variable (never the token itself).
-    """
-    header = None
-    if url is not None and token_env is not None:
-        header = "Bearer " + _ENV_REFERENCE[client] % token_env
+    """What to paste into ``client``: a command line (Claude Code) or a JSON file's content."""
+    entry = client_entry(client, command, args, url, token_env)
     if client == "claude-code":
         if url is not None:
             added = ["claude", "mcp", "add", "--transport", "http", name, url]
-            if header is not None:
-                added += ["--header", f"Authorization: {header}"]
+            for header, value in entry.get("headers", {}).items():
+                added += ["--header", f"{header}: {value}"]
             return shlex.join(added)
         return shlex.join(["claude", "mcp", "add", name, "--", *command, *args])
-    started: dict[str, Any] = {"command": command[0], "args": command[1:] + args}
-    headers = {"headers": {"Authorization": header}} if header is not None else {}
-    if client == "cursor":
-        server = {"url": url, **headers} if url is not None else started
-        return json.dumps({"mcpServers": {name: server}}, indent=2)
-    if url is not None:
-        server = {"type": "http", "url": url, **headers}
-    else:
-        server = {"type": "stdio", **started}
-    return json.dumps({"servers": {name: server}}, indent=2)
+    key = "mcpServers" if client == "cursor" else "servers"
+    return json.dumps({key: {name: entry}}, indent=2)
+
+
+def _write(
+    clients: tuple[str, ...], scope: str, name: str, entries: dict[str, dict[str, Any]]
+) -> list[str]:
+    """Merge each client's entry into its file (all read before any is written); the changes."""
+    from preflight_fsm.cli import client_files
+
+    planned = []
+    for chosen in clients:
+        target = client_files.client_file(chosen, scope, Path.cwd(), Path.home())
+        if target is None:
+            if len(clients) == 1:
+                raise usage_error(f"--client {chosen} has no --scope {scope} file: drop --scope")
+            continue
+        try:
+            planned.append((target, *client_files.merged(target, name, entries[chosen])))
+        except client_files.UnreadableConfig as error:
+            raise usage_error(str(error)) from None
+    for target, content, _ in planned:
+        client_files.write(target.path, content)
+    return [change for _, _, change in planned]
 
 
 @app.command("setup")
@@ -145,6 +178,40 @@ def setup(
             show_default=False,
         ),
     ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write",
+            help="Merge the configuration into each client's file (.mcp.json, "
+            ".cursor/mcp.json, .vscode/mcp.json in this directory), keeping its other servers.",
+        ),
+    ] = False,
+    scope: Annotated[
+        str,
+        typer.Option(
+            "--scope",
+            metavar="project|user",
+            help="--write: user writes Claude Code's ~/.claude.json and Cursor's "
+            "~/.cursor/mcp.json instead of this directory's files.",
+        ),
+    ] = "project",
+    portable: Annotated[
+        bool,
+        typer.Option(
+            "--portable",
+            help="Start the server with uvx from a Git URL (--from, else this clone's origin) "
+            "instead of this installation's absolute path: the same file works in any clone.",
+        ),
+    ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="GIT_URL",
+            help="--portable: the Git URL to install preflight-fsm from.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print the MCP configuration of Claude Code, Cursor and VS Code for this installation."""
     from preflight_fsm.store.location import resolve_location, shown_location
@@ -158,9 +225,19 @@ def setup(
     missing = mcp.missing_sdk()
     if missing is not None:  # else a configuration whose server exits 2: the agent says "failed"
         raise usage_error(f"the configuration would start a server that cannot run: {missing}")
-    location = shown_location(resolve_location(store))
-    command = server_command()
-    args = ["mcp", "--store", location, *(["--preflights"] if preflights else [])]
+    from preflight_fsm.cli import client_files
+
+    if scope not in client_files.SCOPES:
+        raise usage_error(f"--scope {scope!r}: use project or user")
+    if scope != "project" and not write:
+        raise usage_error("--scope is for --write")
+    if source is not None and not portable:
+        raise usage_error("--from is for --portable")
+    command = _portable_command(source) if portable else server_command()
+    stored: list[str] = []
+    if store is not None or not portable:  # portable: the store under the agent's directory
+        stored = ["--store", shown_location(resolve_location(store))]
+    args = ["mcp", *stored, *(["--preflights"] if preflights else [])]
     name = "preflights" if preflights else "preflight-fsm"
     url = None
     blocks: list[str] = []
@@ -186,7 +263,24 @@ def setup(
             if public_url is not None and tokens is None:
                 how += ", with --tokens FILE or --oidc-issuer URL (docs/deploy.md)"
             blocks.append(f"{how}:\n{started}")
-    for chosen in (client,) if client is not None else CLIENTS:
+    chosen_clients = (client,) if client is not None else CLIENTS
+    if write:
+        entries = {c: client_entry(c, command, args, url, token_env) for c in chosen_clients}
+        blocks += _write(chosen_clients, scope, name, entries)
+        typer.echo("\n\n".join(blocks))
+        return
+    for chosen in chosen_clients:
         config = client_config(chosen, name, command, args, url, token_env)
         blocks.append(config if client is not None else f"# {_TITLES[chosen]}\n{config}")
     typer.echo("\n\n".join(blocks))
+
+
+def _portable_command(source: str | None) -> list[str]:
+    """``uvx`` running preflight-fsm from ``source``, else from this clone's origin."""
+    from preflight_fsm.cli.portable import NoSourceUrl, origin_url, portable_command
+    from preflight_fsm.extras import installed_clone
+
+    try:
+        return portable_command(source if source is not None else origin_url(installed_clone()))
+    except NoSourceUrl as error:
+        raise usage_error(str(error)) from None

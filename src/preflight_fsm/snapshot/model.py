@@ -12,7 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.principal import MAX_PRINCIPAL
 from preflight_fsm.proof import PasskeyProof
-from preflight_fsm.sizes import MAX_ANSWERS, MAX_IDS, MAX_STEPS, MAX_TEXT, MAX_VALUE
+from preflight_fsm.sizes import (
+    MAX_ANSWERS,
+    MAX_IDS,
+    MAX_SNAPSHOT_BYTES,
+    MAX_STEPS,
+    MAX_TEXT,
+    MAX_VALUE,
+)
 from preflight_fsm.states import StateName
 
 __all__ = [
@@ -33,9 +40,6 @@ __all__ = [
 
 SCHEMA_VERSION: Final = 4
 """The snapshot format this version writes; older ones are migrated (``versions.py``)."""
-
-MAX_SNAPSHOT_BYTES: Final = 256 * 1024
-"""Larger JSON is refused before parsing: no legitimate session comes near it."""
 
 
 _Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]

@@ -8,7 +8,10 @@ its own seeded random generator, makes some calls fail the way SQLite and Redis 
 - ``lost_reply`` (Redis disconnecting mid-script): the write is applied, then the reply is lost
   and the caller sees StoreUnavailable; it cannot know whether its step was stored;
 - ``expiry`` (a pause between a read and the write that follows it): the clock jumps past the
-  session's expiry just before a ``put``, which then finds the session expired.
+  session's expiry just before a ``put``, which then finds the session expired;
+- ``lock_holder`` (another process in a long write transaction), SQLite stores only: a second
+  connection holds ``BEGIN EXCLUSIVE`` during the call. Nothing is faked: a write is refused
+  busy by the store itself; a read must answer (one that fails is a RuntimeError, a failure).
 
 :class:`SimClock` is the clock both the wrapped store and the faults read; time moves only when
 told. Same seed, same calls: same faults, in the same places (``log`` lists them). The
@@ -19,16 +22,19 @@ package, not the tests, so that a deployment can run its own store and workers t
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
 from preflight_fsm.errors import CorruptSession, StoreUnavailable
 from preflight_fsm.store.base import RECLAIM_BATCH, SessionEntry, SessionStore, StoredSession
+from preflight_fsm.store.sqlite import SqliteStore
 
 __all__ = ["FAULTS", "FaultRates", "FaultyStore", "SimClock"]
 
-FAULTS: Final = ("busy", "disk", "lost_reply", "expiry")
+FAULTS: Final = ("busy", "disk", "lost_reply", "expiry", "lock_holder")
 """The faults :class:`FaultyStore` injects (module docstring)."""
 
 _MESSAGES: Final = {
@@ -62,6 +68,7 @@ class FaultRates:
     disk: float = 0.0
     lost_reply: float = 0.0
     expiry: float = 0.0
+    lock_holder: float = 0.0
 
     def __post_init__(self) -> None:
         for name in FAULTS:
@@ -98,7 +105,8 @@ class FaultyStore(SessionStore):
 
     def get(self, session_id: str) -> StoredSession:
         self._before("get", session_id)
-        record = self.inner.get(session_id)
+        with self._held("get", session_id, reading=True):
+            record = self.inner.get(session_id)
         self._expiries[session_id] = record.expire_after
         return record
 
@@ -106,7 +114,8 @@ class FaultyStore(SessionStore):
         self, session_id: str, snapshot: str, *, expire_after: float | None = None, flow: str = ""
     ) -> StoredSession:
         self._before("create", session_id)
-        record = self.inner.create(session_id, snapshot, expire_after=expire_after, flow=flow)
+        with self._held("create", session_id):
+            record = self.inner.create(session_id, snapshot, expire_after=expire_after, flow=flow)
         self._expiries[session_id] = record.expire_after
         self._after("create", session_id)
         return record
@@ -118,7 +127,8 @@ class FaultyStore(SessionStore):
         if self._draw("expiry"):
             self.log.append(f"expiry put {session_id}")
             self.clock.advance(self._expiries.get(session_id, self.expire_after))
-        record = self.inner.put(session_id, snapshot, expected_version, flow=flow)
+        with self._held("put", session_id):
+            record = self.inner.put(session_id, snapshot, expected_version, flow=flow)
         self._after("put", session_id)
         return record
 
@@ -129,7 +139,8 @@ class FaultyStore(SessionStore):
 
     def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
         self._before("entries", None)
-        return self.inner.entries(flow=flow)
+        with self._held("entries", None, reading=True):
+            return self.inner.entries(flow=flow)
 
     def reclaim(self, limit: int = RECLAIM_BATCH) -> int:
         self._before("reclaim", None)
@@ -148,6 +159,30 @@ class FaultyStore(SessionStore):
         for fault in ("busy", "disk"):
             if self._draw(fault):
                 self._fail(fault, operation, session_id)
+
+    @contextmanager
+    def _held(
+        self, operation: str, session_id: str | None, *, reading: bool = False
+    ) -> Iterator[None]:
+        """The call, with another connection holding the write lock if ``lock_holder`` is drawn
+        and the store is a SQLite file."""
+        if not self._draw("lock_holder") or not isinstance(self.inner, SqliteStore):
+            yield
+            return
+        self.log.append(f"lock_holder {operation} {session_id or '-'}")
+        holder = sqlite3.connect(self.inner.path, isolation_level=None, timeout=0)
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+            try:
+                yield
+            except StoreUnavailable as exc:
+                if reading:
+                    raise RuntimeError(f"a read waited behind a held write lock: {exc}") from None
+                raise
+            finally:
+                holder.execute("ROLLBACK")
+        finally:
+            holder.close()
 
     def _after(self, operation: str, session_id: str) -> None:
         if self._draw("lost_reply"):

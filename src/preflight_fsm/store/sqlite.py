@@ -268,8 +268,9 @@ class SqliteStore(SessionStore):
                 session_id, version, row[1], created_at, updated_at, expire_after, flow
             )
             if self.is_expired(record.updated_at, expire_after=record.expire_after):
-                # Only the version read is removed: a write that just came first stays.
-                with self._guard(), self._write():
+                # Only the version read is removed: a write that just came first stays. A busy
+                # store leaves the row to the next read or reclaim: the read still answers.
+                with contextlib.suppress(StoreUnavailable), self._guard(), self._write():
                     self._require().execute(
                         "DELETE FROM sessions WHERE id = ? AND version = ?",
                         (session_id, record.version),
