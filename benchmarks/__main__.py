@@ -22,6 +22,7 @@ from benchmarks.engine import engine_figures
 from benchmarks.instructions import instruction_figures
 from benchmarks.mcp import mcp_figures
 from benchmarks.mcp_http import http_figures
+from benchmarks.mcp_http_flood import flood_figures
 from benchmarks.memory import memory_figures
 from benchmarks.report import Figure, machine_info, table, write_docs, write_json
 from benchmarks.stores import store_figures
@@ -118,7 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         ("stores", lambda: store_figures(s["store_sessions"], s["processes"])),
         ("cli", lambda: cli_figures(s["cli_rounds"])),
         ("mcp", lambda: mcp_figures(s["mcp_rounds"], s["mcp_per_round"])),
-        ("http", lambda: http_figures(s["http_clients"], s["http_rounds"], s["http_each"])),
+        (
+            "http",
+            lambda: [
+                *http_figures(s["http_clients"], s["http_rounds"], s["http_each"]),
+                *flood_figures(3 * s["http_each"]),
+            ],
+        ),
         ("verify", lambda: verify_figures(s["inner"], s["rounds"], s["verify_files"])),
         ("web", lambda: web_figures(s["inner"], s["rounds"])),
     ]

@@ -78,6 +78,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.scaling",
         "mcp.http.auth.server_cpu",
         "mcp.http.auth.overhead",
+        "mcp.http.flood.ratio",
     ),
     "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
     "web": ("web.page.get", "web.page.answered_turn"),
