@@ -24,6 +24,7 @@ from preflights.adapters.filesystem import FilesystemAdapter
 from preflights.adapters.random_uid import RandomUIDProvider
 from preflights.adapters.simple_file_context import SimpleFileContextBuilder
 from preflights.adapters.system_clock import SystemClockProvider
+from preflights.application.preflights_app import PreflightAppError
 from preflights.application.types import PreflightStartResult
 from preflights.cli.errors import ExitCode
 from preflights.cli.main import app as pf_app
@@ -46,7 +47,12 @@ LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
 
 
 class PfApplication(FsmPreflightsApp):
-    """The application of ``pf``: a start that leaves nothing to ask asks the next round."""
+    """The application of ``pf``: a non-interactive start that leaves nothing to ask asks the
+    next round."""
+
+    lists_next_round = False
+    """Set for ``pf start --non-interactive``, which only lists the questions owed; interactive
+    ``pf`` prompts the dependent questions itself (and Preflights' own tests keep it so)."""
 
     def start_preflight(
         self, intention: str, repo_path: str, *, debug_llm: bool = False
@@ -56,9 +62,16 @@ class PfApplication(FsmPreflightsApp):
         list and a ``<key>`` placeholder would be all a person is told, as ``mcp --preflights``
         continues at once in that case too."""
         started = super().start_preflight(intention, repo_path, debug_llm=debug_llm)
-        if any(q.depends_on_question_id is None for q in started.questions):
+        if not self.lists_next_round or any(
+            q.depends_on_question_id is None for q in started.questions
+        ):
             return started
-        following = self.continue_preflight(started.session_id, {}, debug_llm=debug_llm)
+        try:
+            following = self.continue_preflight(started.session_id, {}, debug_llm=debug_llm)
+        except PreflightAppError:
+            # A session adapter that keeps the session only once start returns (Preflights' own
+            # tests wire one): pf then lists what start asked, as Preflights' own pf does.
+            return started
         if following.status != "needs_clarification" or not following.questions:
             return started
         return dataclasses.replace(started, questions=following.questions)
@@ -100,6 +113,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         return int(ExitCode.USER_ERROR)
     app = build_pf_app(flow, guard)
     app.debug_every_round = "--debug-llm" in args  # pf's loop drops it after start
+    app.lists_next_round = "--non-interactive" in args
     app.answer_command = f"{PF_COMMAND} answer"
     with (
         _installed(app),
