@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
@@ -43,14 +43,36 @@ def submit(driver: WebDriver, selector: str = "button[value=answer]") -> None:
     """Click the form's ``selector`` button and wait until the browser shows the next page."""
     old = driver.find_element(By.TAG_NAME, "html")
     driver.find_element(By.CSS_SELECTOR, selector).click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+    _wait_until_replaced(driver, old)
 
 
 def press(driver: WebDriver, element: WebElement, key: str) -> None:
     """Send ``key`` to ``element`` and wait until the browser shows the next page."""
     old = driver.find_element(By.TAG_NAME, "html")
     element.send_keys(key)
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+    _wait_until_replaced(driver, old)
+
+
+def _wait_until_replaced(driver: WebDriver, old: WebElement) -> None:
+    """Wait until ``old`` (the previous page's root) has left the document.
+
+    Selenium's ``staleness_of`` knows one way a node goes stale; while Chromium swaps documents
+    its DevTools can also answer "Node with given id does not belong to the document" (a plain
+    ``WebDriverException``), which means the same and was seen failing a CI run under load.
+    """
+
+    def replaced(_: WebDriver) -> bool:
+        try:
+            old.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+        return False
+
+    WebDriverWait(driver, 30).until(replaced)
 
 
 @contextmanager
