@@ -121,7 +121,7 @@ def test_stdio_on_a_terminal_says_what_it_is_and_ctrl_c_exits_130(tmp_path: Path
     try:
         term.expect("Ctrl-C stops it.")
         term.send("\x03")
-        assert 130 == term.wait()
+        assert 130 == term.wait(), term.output
     finally:
         term.close()
     assert "claude mcp add preflight-fsm -- " in term.output

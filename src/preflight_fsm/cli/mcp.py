@@ -12,6 +12,7 @@ import contextlib
 import importlib
 import os
 import shlex
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -105,13 +106,22 @@ def _serve_stdio(
     """
     from preflight_fsm.mcp import serve
 
+    interrupted = False
+
+    def interrupt(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        interrupted = True
+        raise KeyboardInterrupt
+
+    # Whatever the interrupt unwinds into (an exception group of the transport's tasks, the
+    # event loop's own cancellation while it starts or stops), a Ctrl-C ends with 130.
+    signal.signal(signal.SIGINT, interrupt)
     try:
         if sys.stdin.isatty():
             typer.echo(stdio_greeting(store, preflights), err=True)
         serve(server, "stdio")
-    except (KeyboardInterrupt, BaseExceptionGroup) as stopped:
-        # The transport's task group may wrap the interrupt with the cancellations it caused.
-        if isinstance(stopped, BaseExceptionGroup) and not stopped.subgroup(KeyboardInterrupt):
+    except BaseException:
+        if not interrupted:
             raise
         if closing is not None:
             closing()
