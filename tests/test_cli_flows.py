@@ -16,7 +16,7 @@ from preflight_fsm.cli import app
 from preflight_fsm.flow import load_flow
 
 FLOW_V1 = 'name = "team"\n[category_question]\ntext = "What type of change is this?"\n'
-# Version 2 words the question otherwise and allows shorter answers: another replay (D260).
+# Version 2 words the question otherwise and allows shorter answers: another replay (D261).
 FLOW_V2_SHORTER = (
     'name = "team"\n[category_question]\ntext = "What kind of change is it?"\n'
     "[limits]\nmax_answer_chars = 400\n"
@@ -171,7 +171,7 @@ def test_flow_show_prints_the_default_flow_as_a_file_to_start_from(tmp_path: Pat
 
 
 def test_a_reworded_question_keeps_the_session_running_in_its_new_words(cwd: Path) -> None:
-    """D260: the fingerprint leaves wording out, so a session started before a question was
+    """D261: the fingerprint leaves wording out, so a session started before a question was
     reworded in place (no earlier version kept) is shown in the new words and finishes."""
     flow = cwd / "team.toml"
     flow.write_text(FLOW_V1)
@@ -186,7 +186,7 @@ def test_a_reworded_question_keeps_the_session_running_in_its_new_words(cwd: Pat
 
 
 def test_a_changed_keyword_strands_the_session_with_an_error_naming_flow(cwd: Path) -> None:
-    """D260: a keyword routes intentions, so changing one makes another flow; a session on the
+    """D261: a keyword routes intentions, so changing one makes another flow; a session on the
     old one is refused (exit 2) with what to pass: --flow FILE, or the file kept in .versions/."""
     default = (Path(__file__).parents[1] / "src/preflight_fsm/flows/default.toml").read_text()
     flow = cwd / "team.toml"

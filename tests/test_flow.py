@@ -219,7 +219,7 @@ def test_the_default_flow_is_the_shipped_flow_file() -> None:
 
 
 def test_the_default_flows_fingerprints_are_pinned() -> None:
-    """C10, D260: changing what replay depends on in the default flow strands stored sessions
+    """C10, D261: changing what replay depends on in the default flow strands stored sessions
     (register the old one); the legacy content fingerprint is the one 0.1.0 sessions carry."""
     assert ("f89c69ac6331d44d", "933558696d03ac0d") == default_flow().fingerprints
 
@@ -242,7 +242,7 @@ def _set_category_question_text(data: dict[str, Any]) -> None:
 def test_rewording_a_question_keeps_the_fingerprint(
     reword: Callable[[dict[str, Any]], None],
 ) -> None:
-    """D260: replay never reads a question's wording: it stays out of the fingerprint (the
+    """D261: replay never reads a question's wording: it stays out of the fingerprint (the
     content fingerprint, which keys the engine, still tells the two apart)."""
     reworded = _default_with(reword)
     assert default_flow().fingerprint == reworded.fingerprint
@@ -267,20 +267,20 @@ def test_rewording_a_question_keeps_the_fingerprint(
 def test_changing_what_replay_reads_changes_the_fingerprint(
     change: Callable[[dict[str, Any]], None],
 ) -> None:
-    """D260: options, keywords, category names, ids, fields, hints, limits, the Other label
+    """D261: options, keywords, category names, ids, fields, hints, limits, the Other label
     (answers naming it are taken as Other) and placeholders decide a replay: a new fingerprint."""
     assert default_flow().fingerprint != _default_with(change).fingerprint
 
 
 def test_a_registry_answers_to_the_legacy_content_fingerprint() -> None:
-    """D260: sessions and decisions made before carry the content fingerprint; it still names
+    """D261: sessions and decisions made before carry the content fingerprint; it still names
     the flow."""
     registry = FlowRegistry(default_flow())
     assert default_flow() is registry.get(default_flow().content_fingerprint)
 
 
 def test_the_current_flow_answers_for_an_earlier_version_that_only_words_it_otherwise() -> None:
-    """D260: a reworded current flow and its kept earlier version share a fingerprint; sessions
+    """D261: a reworded current flow and its kept earlier version share a fingerprint; sessions
     on it run in the current words, each version's content fingerprint still names itself."""
     earlier = default_flow()
     current = _default_with(_set_category_question_text)

@@ -495,7 +495,7 @@ def test_short_keys_are_refused_and_keys_never_print() -> None:
 
 # -- flow versions (C10) --------------------------------------------------------------------------
 
-# Reworded, and shorter answers: a flow another replay depends on (D260).
+# Reworded, and shorter answers: a flow another replay depends on (D261).
 CHANGED = flow_from_data(
     {
         "name": "default",

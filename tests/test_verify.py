@@ -230,22 +230,22 @@ def test_no_one_character_change_anywhere_verifies(index: int, char: str) -> Non
     assert "verified" != check(changed, "person").outcome
 
 
-BEFORE_D260 = Path(__file__).with_name("fixtures") / "before_d260"
+BEFORE_D261 = Path(__file__).with_name("fixtures") / "before_d261"
 
 
 def test_a_decision_signed_before_the_replay_fingerprint_still_verifies() -> None:
-    """D260: a record naming the flow by its old whole-content fingerprint, its steps signed over
+    """D261: a record naming the flow by its old whole-content fingerprint, its steps signed over
     it, verifies under the strictest policy."""
-    verdict = check((BEFORE_D260 / "signed.md").read_text(encoding="utf-8"), "person")
+    verdict = check((BEFORE_D261 / "signed.md").read_text(encoding="utf-8"), "person")
     assert ("verified", ("Ada Lovelace",)) == (verdict.outcome, verdict.signers)
 
 
 def test_a_session_signed_before_the_change_and_finished_after_it_verifies() -> None:
-    """D260: a sealed session whose first step was signed over the old fingerprint restores,
+    """D261: a sealed session whose first step was signed over the old fingerprint restores,
     takes a second step signed over the new one, and its record verifies both signatures."""
     from preflight_fsm.snapshot.seal import SealKeys
 
-    saved = (BEFORE_D260 / "half_signed.json").read_text(encoding="utf-8")
+    saved = (BEFORE_D261 / "half_signed.json").read_text(encoding="utf-8")
     machine = ClarificationMachine.from_snapshot(saved, FLOWS, keys=SealKeys.from_text("k" * 40))
     answers = {"db_type": "MySQL"}
     proof = proof_of(ADA.sign(step_challenge(machine, "s-2", answers)), PEOPLE)

@@ -124,7 +124,7 @@ _WORDING: Final[dict[str, Any]] = {
     "categories": {"__all__": {"question": {"text": True}}},
 }
 """What a person reads but replay never compares: the questions' wording, left out of
-:attr:`Flow.fingerprint` (D260)."""
+:attr:`Flow.fingerprint` (D261)."""
 
 _PLACEHOLDERS = ("tbd", "todo", "tba", "n/a", "na", "null", "unknown", "?", "-", "...", "…")
 
@@ -271,7 +271,7 @@ class Flow(_Frozen):
     @cached_property
     def fingerprint(self) -> str:
         """A short, stable digest of what replaying a session on the flow depends on (C9, C10,
-        D260): its name, ids, category names, options, fields, hints, keywords, placeholders,
+        D261): its name, ids, category names, options, fields, hints, keywords, placeholders,
         the "Other (specify)" label (answers that name it are taken as Other) and limits; not
         the wording of its questions. Snapshots, attestations and passkey challenges carry it,
         so rewording a question keeps every session running."""
@@ -281,7 +281,7 @@ class Flow(_Frozen):
     @cached_property
     def content_fingerprint(self) -> str:
         """A digest of the flow's whole content, wording included: the fingerprint sessions,
-        seals, passkey challenges and decision records made before D260 carry (a registry
+        seals, passkey challenges and decision records made before D261 carry (a registry
         answers to it too), and the key of the flow's engine, whose questions show the
         wording."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
@@ -405,7 +405,7 @@ class FlowRegistry:
         self.current = current
         flows = (*earlier, current)
         # The legacy content fingerprints first: a flow's own fingerprint wins, the current
-        # flow's over an earlier version's that only words its questions otherwise (D260).
+        # flow's over an earlier version's that only words its questions otherwise (D261).
         self._by_fingerprint = {flow.content_fingerprint: flow for flow in flows}
         self._by_fingerprint.update((flow.fingerprint, flow) for flow in flows)
         self._flows = {flow.content_fingerprint: flow for flow in flows}
@@ -419,7 +419,7 @@ class FlowRegistry:
     def aliases(self, fingerprint: str) -> tuple[str, ...]:
         """Every fingerprint that names the same replay as ``fingerprint``: the flow's own and
         the legacy content fingerprints of each registered version that words it otherwise
-        (a passkey signed any of them for the same steps, D260). Empty when not registered."""
+        (a passkey signed any of them for the same steps, D261). Empty when not registered."""
         flow = self.get(fingerprint)
         if flow is None:
             return ()

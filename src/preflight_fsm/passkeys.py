@@ -218,7 +218,7 @@ def verify_assertion(
     people: People, proof: PasskeyProof, expected_challenge: bytes, also: Collection[bytes] = ()
 ) -> str:
     """The name of the person whose passkey made ``proof`` over ``expected_challenge`` (or one
-    of ``also``: the same step on each fingerprint its flow answers to, D260), or
+    of ``also``: the same step on each fingerprint its flow answers to, D261), or
     PasskeyRefused whose ``reason`` says why not (``unknown_credential``, ``wrong_person``,
     ``malformed``, ``wrong_challenge``, ``wrong_origin``, ``wrong_rp_id``,
     ``user_not_verified``, ``bad_signature``)."""
