@@ -42,8 +42,8 @@ from benchmarks.timing import process_cpu
 __all__ = ["http_figures", "serving"]
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 1.3
-"""Ours over the echo tool, server CPU per call."""
+TARGET = 1.4
+"""Ours over the echo tool, server CPU per call (issue 32; 1.3 before it)."""
 SCALING_TARGET = 1.8
 AUTH_TARGET = 1.05
 """With authentication over without, server CPU per call (issue 29)."""
