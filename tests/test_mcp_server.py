@@ -414,7 +414,7 @@ def test_get_session_of_an_unknown_id_is_an_error_result(http: HttpServer) -> No
 
 
 def test_a_prefix_of_a_session_id_is_not_looked_up(tmp_path: Path) -> None:
-    """The tools take session_id whole (D263): the start of a real session's id is
+    """The tools take session_id whole (D264): the start of a real session's id is
     session_not_found, the hint saying to send the id whole (a prefix is the command line's)."""
 
     async def body(client: Client) -> dict[str, Any]:
