@@ -412,6 +412,19 @@ def test_get_session_of_an_unknown_id_is_an_error_result(http: HttpServer) -> No
     assert "session_not_found" == run(lambda: connect_http(http.url), body)["error"]["code"]
 
 
+def test_a_prefix_of_a_session_id_is_not_looked_up(tmp_path: Path) -> None:
+    """The tools take session_id whole (D264): the start of a real session's id is
+    session_not_found, the hint saying to send the id whole (a prefix is the command line's)."""
+
+    async def body(client: Client) -> dict[str, Any]:
+        started = await call(client, "require_clarification", user_intention="Add a cache")
+        return await call(client, "get_session", session_id=started["session_id"][:8])
+
+    refused = run(lambda: connect_memory(str(tmp_path / "sessions.sqlite3")), body)
+    assert "session_not_found" == refused["error"]["code"]
+    assert refused["error"]["recovery_hint"].startswith("Send session_id whole")
+
+
 # -- get_session, the diagram, the tool list -----------------------------------------------------
 
 
