@@ -329,25 +329,31 @@ def mcp_command(
         with _reported(as_json=False):
             checked = open_store(store, expire_after=expire_after)
         serving.check_store(checked, accept_evicting_store)
-        checked.close()
-        with _reported(as_json=False):
-            keys = _seal_keys(seal_key_file)
         try:
-            # The seal keys seal the forms' round state, so rounds continue on any server
-            # sharing them (Preflights' sessions themselves are stored unsealed).
-            server = build(
-                store,
-                str(flow) if flow is not None else None,
-                answers_from=policy,
-                request_state_keys=keys.keys if keys else (),
-                auth=auth,
-                # Over HTTP clients are remote: files only under the roots the operator names.
-                repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
-            )
-        except RuntimeError as exc:
-            typer.echo(f"preflight-fsm: {exc}", err=True)
-            raise typer.Exit(2) from None
-        _serve_announced(server, chosen, options, store, preflights=True)
+            with _reported(as_json=False):
+                keys = _seal_keys(seal_key_file)
+            try:
+                # The seal keys seal the forms' round state, so rounds continue on any server
+                # sharing them (Preflights' sessions themselves are stored unsealed).
+                server = build(
+                    store,
+                    str(flow) if flow is not None else None,
+                    answers_from=policy,
+                    request_state_keys=keys.keys if keys else (),
+                    auth=auth,
+                    # Over HTTP clients are remote: files only under the roots the operator names.
+                    repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
+                    opened=checked,
+                )
+            except RuntimeError as exc:
+                typer.echo(f"preflight-fsm: {exc}", err=True)
+                raise typer.Exit(2) from None
+            # The tools' one store answers /healthz and reclaims expired sessions
+            # periodically, as for the engine's tools (issue 29).
+            served = replace(options, health=checked.check, reclaim=checked.reclaim)
+            _serve_announced(server, chosen, served, store, checked.close, preflights=True)
+        finally:
+            checked.close()
         return
     with _reported(as_json=False):
         # Before the store opens: a person level nobody can sign is refused at start.

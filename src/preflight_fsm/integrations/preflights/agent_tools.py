@@ -58,7 +58,7 @@ from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
 from preflight_fsm.mcp.request_state import RoundSealer
-from preflight_fsm.store import open_store
+from preflight_fsm.store import SessionStore, open_store
 
 __all__ = ["PreflightsTools", "build_preflights_server", "main"]
 
@@ -200,8 +200,11 @@ def build_preflights_server(
     request_state_keys: Sequence[bytes] = (),
     auth: ServerAuth | None = None,
     repo_roots: Sequence[Path] | None = None,
+    opened: SessionStore | None = None,
 ) -> MCPServer:
-    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
+    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
+    ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
+    checked, reclaims from and asks for /healthz, so one process holds one store).
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
@@ -226,7 +229,7 @@ def build_preflights_server(
     def may_use(owner: str | None) -> bool:
         return current_caller(teams).may_use(owner, teams)
 
-    sessions = StoreSessionAdapter(open_store(store), owner=principal, may_use=may_use)
+    sessions = StoreSessionAdapter(opened or open_store(store), owner=principal, may_use=may_use)
     app = build_store_app(store, flow, guard, answered_by="agent", sessions=sessions)
     tools = PreflightsTools(app, repo_roots=repo_roots, principal=principal)
     forms = PreflightsForms(
