@@ -30,6 +30,7 @@ from mcp_servers import (
     connect_memory,
     http_server,
     redis_missing,
+    shared_http_server,
     throwaway_redis,
 )
 from preflight_fsm.mcp import DIAGRAM_URI
@@ -46,13 +47,11 @@ def errlog(tmp_path: Path) -> Iterator[TextIO]:
     assert "" == path.read_text()
 
 
-@pytest.fixture(scope="module")
-def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """One HTTP server on a SQLite store, shared by the tests that only call it."""
-    directory = tmp_path_factory.mktemp("http")
-    with http_server(str(directory / "sessions.sqlite3"), directory) as server:
+@pytest.fixture
+def http() -> Iterator[HttpServer]:
+    """The HTTP server on a SQLite store shared by the tests that only call it."""
+    with shared_http_server() as server:
         yield server
-    assert "Traceback" not in server.stderr.read_text()
 
 
 @pytest.fixture(params=["memory", "http"])
@@ -659,10 +658,8 @@ def test_a_session_past_its_expiry_gets_session_expired(tmp_path: Path) -> None:
     assert "session_expired" == expired["error"]["code"]
 
 
-def test_a_tampered_stored_session_gets_corrupt_session(tmp_path: Path) -> None:
+def test_a_tampered_stored_session_gets_corrupt_session() -> None:
     import sqlite3
-
-    store = tmp_path / "sessions.sqlite3"
 
     async def start(url: str) -> str:
         async with connect_http(url) as client:
@@ -675,9 +672,9 @@ def test_a_tampered_stored_session_gets_corrupt_session(tmp_path: Path) -> None:
                 client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
             )
 
-    with http_server(str(store), tmp_path) as server:
+    with shared_http_server() as server:
         session_id = anyio.run(start, server.url)
-        with sqlite3.connect(store) as db:
+        with sqlite3.connect(server.store) as db:
             db.execute(
                 "UPDATE sessions SET snapshot = replace(snapshot, 'Add OAuth', 'Add SAML') "
                 "WHERE id = ?",
