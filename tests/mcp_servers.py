@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -129,7 +129,9 @@ async def connect_memory(
                 build_preflights_server,
             )
 
-            server = build_preflights_server(store, answers_from=answers_from)
+            stack = ExitStack()  # the answer page's loopback listener, under web
+            closing.append(stack.close)
+            server = build_preflights_server(store, answers_from=answers_from, closing=stack)
         else:
             opened = open_store(store)
             closing.append(opened.close)
