@@ -53,11 +53,41 @@ def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_pat
 
 
 def test_an_unknown_answers_from_policy_is_a_usage_error(tmp_path: Path) -> None:
-    """--answers-from takes any, user or web; anything else exits 2 saying so."""
+    """--answers-from takes any, user, web or person; anything else exits 2 saying so."""
     done = _run("--answers-from", "everyone", cwd=tmp_path)
     assert 2 == done.returncode
     assert "Traceback" not in done.stderr
-    assert "use any, user or web" in done.stderr
+    assert "use any, user, web or person" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("people", "environment"),
+    [(None, False), ("", False), ("", True)],
+    ids=["missing-default-file", "empty-file", "empty-file-from-the-environment"],
+)
+def test_the_person_level_without_anyone_enrolled_is_refused_at_start(
+    tmp_path: Path, people: str | None, environment: bool
+) -> None:
+    """--answers-from person (or PREFLIGHT_FSM_ANSWERS_FROM=person) with a missing or empty
+    people file exits 2 before serving, naming `people enroll`."""
+    import os
+
+    extra: list[str] = [] if environment else ["--answers-from", "person"]
+    if people is not None:
+        (tmp_path / "people.toml").write_text(people)
+        extra += ["--people", str(tmp_path / "people.toml")]
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "s.sqlite3"), *extra],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        input="",
+        timeout=60,
+        env={**os.environ, "PREFLIGHT_FSM_ANSWERS_FROM": "person" if environment else "any"},
+    )
+    assert (2, "") == (done.returncode, done.stdout)
+    assert "preflight-fsm people enroll NAME" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_an_unknown_policy_in_the_environment_is_a_usage_error(tmp_path: Path) -> None:

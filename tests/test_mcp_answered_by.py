@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -18,9 +17,13 @@ from typing import Any, Literal
 import anyio
 import pytest
 from mcp import Client
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import PREFLIGHT_FSM, call, connect_http, connect_memory, http_server
+from mcp_servers import call, connect_http, connect_memory, http_server
 from test_mcp_elicitation import Forms
+from test_mcp_web import link_in
+from web_browser import submit
 
 MODES = ["auto", "legacy"]
 TRANSPORTS = ["memory", "http"]
@@ -234,35 +237,32 @@ def test_the_user_policy_refuses_arguments_to_a_stored_session_and_changes_nothi
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_under_the_user_policy_a_client_without_forms_is_told_how_the_person_answers(
-    tmp_path: Path, transport: str
+def test_under_the_user_policy_a_client_without_forms_gets_the_answer_pages_link(
+    tmp_path: Path, transport: str, browser: WebDriver
 ) -> None:
-    """No forms under user: answers_need_user naming the session and `chat --session`; the
-    person answers at the command line (steps say cli), and the agent reads the outcome."""
+    """No forms under user: answers_need_user with the answer page's link in the hint (not a
+    terminal); the person answers there (steps say user_web), and the agent reads the outcome."""
 
-    async def start(client: Client) -> dict[str, Any]:
-        return await call(client, "require_clarification", user_intention="Add OAuth login")
-
-    async def outcome(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def body(client: Client) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        refused = await call(client, "require_clarification", user_intention="Add OAuth login")
+        link = link_in(refused["error"]["recovery_hint"])
+        await anyio.to_thread.run_sync(answer_first_option, browser, link)
+        sid = refused["session_id"]
         done = await call(client, "require_clarification", session_id=sid)
-        return done, await view(client, sid)
+        return refused, done, await view(client, sid)
 
     with serving(transport, tmp_path, *USER) as server:
-        refused = server.run(start)
-        sid = refused["session_id"]
-        typed = subprocess.run(
-            [PREFLIGHT_FSM, "chat", "--session", sid, "--store", server.store],
-            input="1\n",
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-        )
-        assert 0 == typed.returncode, typed.stderr
-        done, shown = server.run(outcome)
+        refused, done, shown = server.run(body)
     assert "answers_need_user" == refused["error"]["code"]
-    assert f"preflight-fsm chat --session {sid}" in refused["error"]["recovery_hint"]
-    assert ("completed", ["cli"]) == (done["status"], sources(shown))
+    assert "chat --session" not in refused["error"]["recovery_hint"]
+    assert ("completed", ["user_web"]) == (done["status"], sources(shown))
+
+
+def answer_first_option(browser: WebDriver, link: str) -> None:
+    """The person, on the answer page: the first option of its one question."""
+    browser.get(link)
+    browser.find_element(By.CSS_SELECTOR, "form label").click()
+    submit(browser)
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

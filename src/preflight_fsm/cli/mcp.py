@@ -229,11 +229,22 @@ def mcp_command(
         str | None,
         typer.Option(
             "--answers-from",
-            metavar="any|user|web",
+            metavar="any|user|web|person",
             help="Who may answer: any (tool arguments and forms, each recorded as such), user "
-            "(only the person, through forms: answers passed by the agent are refused) or web "
-            "(only the person, on the answer page: docs/web.md). "
+            "(only the person, through forms: answers passed by the agent are refused), web "
+            "(only the person, on the answer page) or person (on the answer page, each turn "
+            "confirmed with a passkey the people file lists: docs/web.md). "
             "Default: PREFLIGHT_FSM_ANSWERS_FROM, else any.",
+            show_default=False,
+        ),
+    ] = None,
+    people_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--people",
+            metavar="FILE",
+            help="With --answers-from person: the people file whose passkeys sign. Default: "
+            ".preflight-fsm/people.toml.",
             show_default=False,
         ),
     ] = None,
@@ -276,7 +287,12 @@ def mcp_command(
         shown = answers_from if answers_from is not None else os.environ.get(ANSWERS_FROM_ENV)
         where = "--answers-from" if answers_from is not None else ANSWERS_FROM_ENV
         raise typer.BadParameter(
-            f"{shown!r} is not a policy: use any, user or web", param_hint=where
+            f"{shown!r} is not a policy: use any, user, web or person", param_hint=where
+        )
+    if policy == "person" and preflights:
+        raise usage_error(
+            "--answers-from person is served by `mcp` without --preflights for now: use web, "
+            "user or any"
         )
     from preflight_fsm.mcp import HTTP_PATH, build_server
     from preflight_fsm.mcp.http import HttpOptions
@@ -339,6 +355,8 @@ def mcp_command(
             _serve_announced(server, chosen, options, store, preflights=True)
         return
     with _reported(as_json=False):
+        # Before the store opens: a person level nobody can sign is refused at start.
+        people = serving.people_for(policy, people_file)
         loaded = load_registry(flow) if flow is not None else None
         keys = _seal_keys(seal_key_file)
         opened = open_store(store, expire_after=expire_after)
@@ -348,7 +366,12 @@ def mcp_command(
     # One set of keys seals the stored snapshots and the elicitation rounds' state (C11), so
     # servers sharing a store and keys serve each other's sessions and rounds.
     sessions = Sessions(opened, flow=loaded, keys=keys)
-    page, listener = serving.answer_page(sessions, chosen, url)
+    try:
+        with _reported(as_json=False):
+            page, listener = serving.answer_page(sessions, chosen, url, people)
+    except BaseException:
+        opened.close()
+        raise
     try:
         server = build_server(
             sessions,

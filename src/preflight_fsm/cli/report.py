@@ -110,6 +110,7 @@ def error_code(error: PreflightFsmError) -> tuple[int, str] | None:
         CorruptSession,
         InvalidFlow,
         InvalidIntention,
+        InvalidPeopleFile,
         SessionConflict,
         SessionExpired,
         SessionFinished,
@@ -127,6 +128,7 @@ def error_code(error: PreflightFsmError) -> tuple[int, str] | None:
         (StoreUnavailable, EXIT_STORE_UNAVAILABLE),
         (InvalidIntention, EXIT_USAGE),
         (InvalidFlow, EXIT_USAGE),
+        (InvalidPeopleFile, EXIT_USAGE),  # a missing, empty or bad --people file
         (SnapshotFlowMismatch, EXIT_USAGE),
     )
     for kind, code in table:

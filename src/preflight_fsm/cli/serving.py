@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from preflight_fsm.mcp.auth import ServerAuth
     from preflight_fsm.mcp.http import HttpLimits
     from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.people import People
     from preflight_fsm.store import Sessions, SessionStore
     from preflight_fsm.web import PageListener
 
@@ -37,10 +38,13 @@ __all__ = [
     "RepoRootOption",
     "SessionIdleTimeoutOption",
     "TokensOption",
+    "answer_page",
     "check_store",
     "checked_port",
+    "enrolled_rp_id",
     "is_loopback",
     "limits_of",
+    "people_for",
     "public_url_of",
     "server_auth",
 ]
@@ -319,18 +323,57 @@ def limits_of(
 
 
 def answer_page(
-    sessions: Sessions, transport: str, public_url: str | None
+    sessions: Sessions, transport: str, public_url: str | None, people: People | None = None
 ) -> tuple[PageRounds, PageListener | None]:
     """The answer page for a server over ``sessions``: over HTTP served beside ``/mcp`` at the
     public URL's origin; over stdio by a loopback listener that starts with the first link and
-    that the caller stops (docs/web.md)."""
+    that the caller stops (docs/web.md). With ``people`` (``--answers-from person``) every turn
+    is signed with a passkey they list, so the page is served on the origin they enrolled on
+    (over stdio the loopback port of their enrollment); InvalidPeopleFile when nobody did."""
+    from preflight_fsm.cli.web import enrolled_port
     from preflight_fsm.mcp.origins import origin_of
     from preflight_fsm.mcp.page_rounds import PageRounds
     from preflight_fsm.web import AnswerPage, PageListener
+    from preflight_fsm.web.signing import SignedAnswerPage
 
-    page = AnswerPage(sessions)
+    page = AnswerPage(sessions) if people is None else SignedAnswerPage(sessions, people)
     if transport == "http":
         page.base_url = origin_of(public_url) if public_url else None
+        if isinstance(page, SignedAnswerPage):
+            page.rp_id = enrolled_rp_id(page.people, page.base_url or "")
         return PageRounds(page), None
-    listener = PageListener(page)
+    listener = PageListener(page, port=0 if people is None else enrolled_port(people))
     return PageRounds(page, listener.start), listener
+
+
+def enrolled_rp_id(people: People, origin: str) -> str:
+    """The relying party of the passkeys the people file lists for the page's ``origin``;
+    InvalidPeopleFile when nobody enrolled there (a passkey counts only on its origin)."""
+    from preflight_fsm.errors import InvalidPeopleFile
+
+    for person in people:
+        if origin in person.origins:
+            return person.rp_id
+    raise InvalidPeopleFile(
+        f"{people.source}: nobody enrolled a passkey on {origin or 'this server'!r}, where the "
+        "answer page is served (--public-url): run preflight-fsm people enroll NAME on that "
+        "origin, or name the people file that lists one with --people FILE"
+    )
+
+
+def people_for(policy: str, people_file: Path | None) -> People | None:
+    """The people whose passkeys sign under ``--answers-from person`` (None under the other
+    levels), read from ``people_file`` (default ``.preflight-fsm/people.toml``);
+    InvalidPeopleFile for a missing or empty file, naming ``people enroll``."""
+    from preflight_fsm.errors import InvalidPeopleFile
+    from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
+
+    if policy != "person":
+        return None
+    people = People.load(people_file or DEFAULT_PEOPLE_FILE)
+    if len(people) == 0:
+        raise InvalidPeopleFile(
+            f"{people.source} lists nobody, and --answers-from person takes only answers signed "
+            "with a passkey it lists: enroll a person first (preflight-fsm people enroll NAME)"
+        )
+    return people

@@ -1,8 +1,12 @@
-"""Rounds answered on the answer page (``--answers-from web``; docs/web.md, docs/mcp.md).
+"""Rounds answered on the answer page (``--answers-from web`` and ``person``; docs/web.md,
+docs/mcp.md).
 
 The page is one more way to collect a round's answers (``rounds.py`` hands every round to it
-under ``web``): the person answers each turn in their browser, recorded ``user_web``, and the
-call returns the outcome once the session has ended. How the link reaches the person:
+under ``web`` and ``person``): the person answers each turn in their browser, recorded
+``user_web`` (under ``person`` the page is a :class:`~preflight_fsm.web.signing.SignedAnswerPage`
+and each turn is confirmed with their passkey, recorded ``user_passkey``), and the call returns
+the outcome once the session has ended. Under ``user`` the page gives the person a link when no
+form reaches them. How the link reaches the person:
 
 - a client that declares URL-mode elicitation gets it that way, so the agent never sees it:
   handshake-era ``elicitation/create`` with ``mode: "url"`` inside the call; a 2026-07-28 client
@@ -25,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.elicitation import ANSWER_KEY
-from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE
+from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE, SIGNED, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
 from preflight_fsm.web import AnswerPage
 
@@ -53,8 +57,14 @@ class PageRounds:
         self.serve = serve
 
     def _link(self, session_id: str) -> str | None:
+        # The principal of a page answer is the authenticated caller that asked for its link
+        # (docs/decisions.md D260): the link is a capability handed to that caller's client.
         self.serve()
         return self.page.link(session_id, current_caller({}).principal)
+
+    async def link(self, session_id: str) -> str | None:
+        """A new link to the session's current turn (None once it has ended)."""
+        return await anyio.to_thread.run_sync(self._link, session_id)
 
     async def ask(self, ctx: Context[Any], host: Any, asked: Any, sealer: RoundSealer) -> Any:
         """The round ``asked`` (a ``rounds.Round``) put on the page; what the call returns."""
@@ -62,12 +72,14 @@ class PageRounds:
         if link is None:  # it ended meanwhile
             return await self._outcome(host, asked.session_id)
         if not can_open_urls(ctx):
+            level: AnswersFrom = host.answers_from
             return host.failure(
                 "answers_need_user",
-                f"turn {asked.turn} is answered by the person on the answer page "
-                "(--answers-from web); nothing was recorded yet",
+                f"turn {asked.turn} is answered by the person on the answer page"
+                f"{SIGNED if level == 'person' else ''} (--answers-from {level}); nothing was "
+                "recorded yet",
                 asked.session_id,
-                hint=NEED_USER_ON_PAGE.format(link=link, session_id=asked.session_id),
+                hint=_on_page_hint(level, link, asked.session_id),
             )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             state = RoundState(asked.session_id, asked.version, asked.turn, 0)
@@ -111,5 +123,10 @@ class PageRounds:
             "the person did not answer on the answer page (declined, closed, or the link "
             "expired); nothing more was recorded",
             session_id,
-            hint=NEED_USER_ON_PAGE.format(link=link or "(ask again)", session_id=session_id),
+            hint=_on_page_hint(host.answers_from, link or "(ask again)", session_id),
         )
+
+
+def _on_page_hint(level: AnswersFrom, link: str, session_id: str) -> str:
+    signed = SIGNED if level == "person" else ""
+    return NEED_USER_ON_PAGE.format(signed=signed, level=level, link=link, session_id=session_id)

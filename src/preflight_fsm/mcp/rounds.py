@@ -12,11 +12,12 @@ this module owns the protocol and the policy around it:
   (:mod:`.request_state`) and checked when it comes back;
 - a refused form is asked again with the problem above it, at most :data:`MAX_FORM_RETRIES`
   times per call; a declined form, or a client without forms, leaves the questions to the agent
-  under ``--answers-from any`` and ends in ``answers_need_user`` under ``user``
-  (:mod:`.policy`).
+  under ``--answers-from any`` and ends in ``answers_need_user`` under ``user`` (:mod:`.policy`),
+  with the answer page's link for the person when the server has a page.
 
 The third way, the answer page (by a URL-mode elicitation or a link, ``page_rounds.py``), takes
-every round under ``--answers-from web``: the person answers there, not in a form.
+every round under ``--answers-from web`` and ``person``: the person answers there, not in a form
+(under ``person`` confirming each turn with their passkey).
 """
 
 from __future__ import annotations
@@ -39,7 +40,16 @@ from preflight_fsm.mcp.elicitation import (
     input_request,
 )
 from preflight_fsm.mcp.page_rounds import PageRounds
-from preflight_fsm.mcp.policy import NEED_USER_DECLINED, NEED_USER_NO_FORMS, AnswersFrom
+from preflight_fsm.mcp.policy import (
+    NEED_USER_DECLINED,
+    NEED_USER_DECLINED_NO_PAGE,
+    NEED_USER_NO_FORMS,
+    NEED_USER_NO_FORMS_NO_PAGE,
+    AnswersFrom,
+    arguments_hint,
+    arguments_refused,
+    on_page,
+)
 from preflight_fsm.mcp.request_state import InvalidRoundState, RoundSealer, RoundState
 from preflight_fsm.turn import Question
 
@@ -60,10 +70,7 @@ logger = logging.getLogger(__name__)
 MAX_FORM_RETRIES: Final = 3
 """Refused forms (C5) asked again within one call before the call ends in invalid_answers."""
 
-ARGUMENTS_REFUSED: Final = (
-    "answers were passed as tool arguments, and this server takes answers only from the person, "
-    "through forms (--answers-from user); nothing was recorded"
-)
+ARGUMENTS_REFUSED: Final = arguments_refused("user")
 """The message refusing an agent's answers under ``--answers-from user``."""
 
 RoundFailure = Literal[
@@ -186,11 +193,12 @@ class FormRounds(Generic[R]):
         self.sealer = sealer
         self.collector: Collector = collector or FormCollector()
         self.page = page
-        """The answer page, which collects every round under ``--answers-from web``."""
+        """The answer page, which collects every round under ``--answers-from web`` and
+        ``person``, and gives the person a link under ``user`` when no form reaches them."""
 
     @property
     def _on_page(self) -> bool:
-        return self.page is not None and self.host.answers_from == "web"
+        return self.page is not None and on_page(self.host.answers_from)
 
     async def ask(self, ctx: Context[Any], start: Round | R) -> R | InputRequiredResult:
         """Ask ``start`` (a round, or a result that ends the call as it is) of the person."""
@@ -199,7 +207,7 @@ class FormRounds(Generic[R]):
         if self.page is not None and self._on_page:
             return await self.page.ask(ctx, self.host, start, self.sealer)  # type: ignore[no-any-return]
         if not can_elicit(ctx):
-            return self._unanswered(start, declined=False)
+            return await self._unanswered(start, declined=False)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return self._input_required(start, 0, None)
         return await self._in_place(ctx, start)
@@ -228,7 +236,7 @@ class FormRounds(Generic[R]):
                 asked.session_id,
             )
         if response.action != "accept":
-            return self._unanswered(asked, declined=True)
+            return await self._unanswered(asked, declined=True)
         following = await self._take(asked, response.content, state.retries)
         if isinstance(following, _Retry):
             return self._input_required(asked, following.retries, following.problem)
@@ -237,8 +245,15 @@ class FormRounds(Generic[R]):
         return following
 
     def refuse_arguments(self, session_id: str | None) -> R:
-        """The error for answers an agent passed under ``--answers-from user``."""
-        return self.host.failure("answers_need_user", ARGUMENTS_REFUSED, session_id)
+        """The error for answers an agent passed under ``--answers-from user``, ``web`` or
+        ``person``."""
+        level = self.host.answers_from
+        return self.host.failure(
+            "answers_need_user",
+            arguments_refused(level),
+            session_id,
+            hint=arguments_hint(level),
+        )
 
     def _input_required(
         self, asked: Round, retries: int, problem: str | None
@@ -259,9 +274,9 @@ class FormRounds(Generic[R]):
         while True:
             reply = await self.collector.elicit(ctx, asked, problem)
             if reply is None:  # the client could not show the form
-                return self._unanswered(asked, declined=False)
+                return await self._unanswered(asked, declined=False)
             if reply.action != "accept":
-                return self._unanswered(asked, declined=True)
+                return await self._unanswered(asked, declined=True)
             following = await self._take(asked, reply.content, retries)
             if isinstance(following, _Retry):
                 retries, problem = following.retries, following.problem
@@ -288,22 +303,26 @@ class FormRounds(Generic[R]):
             )
         return _Retry(retries + 1, problem)
 
-    def _unanswered(self, asked: Round, *, declined: bool) -> R:
+    async def _unanswered(self, asked: Round, *, declined: bool) -> R:
         """A round nobody answered: the questions for the agent under ``any``; under ``user``
-        the policy's error, the session as it stood, with what the person can do instead."""
+        the policy's error, the session as it stood, with the answer page's link for the
+        person (a terminal command on a server without a page)."""
         if self.host.answers_from != "user":
             return self.host.questions(asked)
+        link = None if self.page is None else await self.page.link(asked.session_id)
         if declined:
-            why, hint = "the person declined or closed the form", NEED_USER_DECLINED
+            why = "the person declined or closed the form"
+            hint = NEED_USER_DECLINED if link else NEED_USER_DECLINED_NO_PAGE
         else:
-            why, hint = "this client cannot show forms", NEED_USER_NO_FORMS
+            why = "this client cannot show forms"
+            hint = NEED_USER_NO_FORMS if link else NEED_USER_NO_FORMS_NO_PAGE
         which = f"turn {asked.turn}" if asked.turn else "this round"
         return self.host.failure(
             "answers_need_user",
             f"{which} was not answered: {why}, and this server takes answers only from the "
-            "person, through forms (--answers-from user); nothing was recorded",
+            "person (--answers-from user); nothing was recorded",
             asked.session_id,
-            hint=hint.format(session_id=asked.session_id),
+            hint=hint.format(session_id=asked.session_id, link=link),
         )
 
 

@@ -19,7 +19,7 @@ from preflight_fsm import Flow, __version__, default_flow
 from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.errors import failed
 from preflight_fsm.mcp.page_rounds import PageRounds
-from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom
+from preflight_fsm.mcp.policy import AnswersFrom, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.results import tool_result
 from preflight_fsm.mcp.tools import GET_SESSION, REQUIRE_CLARIFICATION, ClarificationTools
@@ -66,16 +66,17 @@ def build_server(
     ``request_state_keys`` (each at least 32 bytes; the first seals, any opens) let
     elicitation rounds of 2026-07-28 clients survive a restart or continue on another server;
     without them each process seals with a random key of its own. ``answers_from`` is the
-    policy (``policy.py``): ``user`` takes answers only through forms. ``auth`` (HTTP only)
-    authenticates every request and gives each session an owner (``auth.py``). ``page`` is the
-    answer page (``page_rounds.py``): its routes are served beside ``/mcp`` over HTTP, and under
-    ``web`` it collects every round.
+    policy (``policy.py``): ``user`` takes answers only through forms, ``web`` only on the page,
+    ``person`` only on the page signed with a passkey (``page`` is then a signed page).
+    ``auth`` (HTTP only) authenticates every request and gives each session an owner
+    (``auth.py``). ``page`` is the answer page (``page_rounds.py``): its routes are served
+    beside ``/mcp`` over HTTP, and under ``web`` and ``person`` it collects every round.
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS + (USER_ONLY_NOTE if answers_from != "any" else ""),
+        instructions=INSTRUCTIONS + policy_note(answers_from),
         log_level="WARNING",
         request_state_security=RequestStateSecurity(keys=keys) if keys else None,
         auth=auth.settings if auth else None,
@@ -96,7 +97,7 @@ def build_server(
         tools.require_clarification,
         name="require_clarification",
         title="Clarify before coding",
-        description=REQUIRE_CLARIFICATION + (USER_ONLY_NOTE if answers_from != "any" else ""),
+        description=REQUIRE_CLARIFICATION + policy_note(answers_from),
     )
     server.add_tool(
         tools.get_session, name="get_session", title="Show a session", description=GET_SESSION

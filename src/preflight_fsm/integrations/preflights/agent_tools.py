@@ -58,7 +58,7 @@ from preflight_fsm.integrations.preflights.llm_options import configured_guard
 from preflight_fsm.integrations.preflights.page import preflights_page
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
-from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
+from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
 
@@ -235,6 +235,10 @@ def build_preflights_server(
     problems = compat_problems()
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
+    if answers_from == "person":
+        raise RuntimeError(
+            "--answers-from person is not served with Preflights' tools yet: use web, user or any"
+        )
     flow: Flow | None = load_flow(flow_path) if flow_path else None
     try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
         guard = configured_guard(flow, report=logger.warning)
@@ -254,8 +258,7 @@ def build_preflights_server(
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
-    note = USER_ONLY_NOTE.replace("answers_need_user", ANSWERS_NEED_USER)
-    note = note if answers_from != "any" else ""
+    note = policy_note(answers_from).replace("answers_need_user", ANSWERS_NEED_USER)
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
