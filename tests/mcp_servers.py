@@ -204,10 +204,15 @@ class HttpServer:
 
 @contextmanager
 def http_server(
-    store: str, cwd: Path, name: str = "http", *extra: str, host: str = "127.0.0.1"
+    store: str,
+    cwd: Path,
+    name: str = "http",
+    *extra: str,
+    host: str = "127.0.0.1",
+    env: dict[str, str] | None = None,
 ) -> Iterator[HttpServer]:
-    """Run an HTTP server on a free port of ``host`` (a loopback address) for the block; stop
-    it afterwards."""
+    """Run an HTTP server on a free port of ``host`` (a loopback address) for the block, with
+    ``env`` added to its environment; stop it afterwards."""
     for _attempt in range(5):  # another process may take the free port first
         port = free_port()
         stderr = cwd / f"{name}-{port}.stderr"
@@ -229,7 +234,7 @@ def http_server(
                 cwd=cwd,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
             )
         deadline = time.monotonic() + START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:

@@ -92,8 +92,9 @@ class PreflightsForms:
         self.answers_from = answers_from
         self.rounds: FormRounds[Result] = FormRounds(self, sealer)
         # The questions each session was last asked, by session id: a 2026-07-28 round coming
-        # back is judged against them, a session asked again after a declined form shows them
-        # again (Preflights would not ask the same round twice), and the page shows them.
+        # back is judged against them, a session asked again of the person (after a declined
+        # form) shows them again (Preflights would not ask the same round twice), and the page
+        # shows them.
         self._asked: OrderedDict[str, _Asked] = OrderedDict()
         # How sessions ended (for the page and a later call with the session_id, under web).
         self._ended: OrderedDict[str, Result] = OrderedDict()
@@ -112,11 +113,17 @@ class PreflightsForms:
             if self.answers_from != "any":
                 return self.rounds.refuse_arguments(session_id)
             result = await self._run(arguments, "agent")
-        elif isinstance(session_id, str) and (asked := self.current(session_id)) is not None:
-            result = asked.source
+        elif (
+            isinstance(session_id, str)
+            and (asked := self.current(session_id)) is not None
+            and (self.answers_from == "user" or self.rounds.asks_the_person(ctx))
+        ):
+            result = asked.source  # asked again of the person
         elif isinstance(session_id, str) and self.answers_from == "web":
             result = self.outcome(session_id) or await self._run(arguments, "agent")
         else:
+            # An agent's empty call: Preflights' application judges it, as under pf, so the
+            # same call twice is AWAITING_ANSWER, not the same questions again and again.
             result = await self._run(arguments, "agent")
         intention = arguments.get("user_intention")
         return await self.rounds.ask(ctx, self._round_of(result, intention or None))
@@ -131,14 +138,16 @@ class PreflightsForms:
         """``result``'s questions as a round, remembered with the intention they clarify (the
         one kept when a continuing call does not repeat it); any other result as it is, and
         as the outcome of ``session_id`` when it ends the session."""
-        session_id = result.get("session_id") or session_id
         if result.get("status") != "needs_clarification":
-            if session_id is not None:
+            # A failed round (a conflict, a store error) leaves the round waiting as it was.
+            done = result.get("session_id") or (session_id if ended(result) else None)
+            if done is not None:
                 with self._lock:
-                    self._asked.pop(session_id, None)
+                    self._asked.pop(done, None)
                     if ended(result):
-                        _bounded_put(self._ended, session_id, result)
+                        _bounded_put(self._ended, done, result)
             return result
+        session_id = result.get("session_id") or session_id
         assert session_id is not None
         with self._lock:
             kept = self._asked.pop(session_id, None)
