@@ -4,6 +4,7 @@ headless Chromium, with the SDK's own client over stdio and HTTP, in both protoc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,10 +58,16 @@ async def link_then_outcome(
 
 
 class Person:
-    """A URL-mode elicitation callback: the client shows the URL and the person answers."""
+    """A URL-mode elicitation callback: the client shows the URL and the person ``answers``
+    on it (by default :func:`answer_in_browser`)."""
 
-    def __init__(self, browser: WebDriver) -> None:
+    def __init__(
+        self,
+        browser: WebDriver,
+        answers: Callable[[WebDriver, str], None] | None = None,
+    ) -> None:
         self.browser = browser
+        self.answers = answers or answer_in_browser
         self.shown: list[str] = []
 
     async def __call__(
@@ -68,7 +75,7 @@ class Person:
     ) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams)
         self.shown.append(params.url)
-        await anyio.to_thread.run_sync(answer_in_browser, self.browser, params.url)
+        await anyio.to_thread.run_sync(self.answers, self.browser, params.url)
         return types.ElicitResult(action="accept")
 
 
