@@ -37,24 +37,34 @@ $(RUN_STAMP): pyproject.toml
 run: $(RUN_STAMP)
 	@$(RUN_VENV)/bin/preflight-fsm chat "$(INTENTION)"
 
-# The whole suite on every core (pytest-xdist), but the tests marked bench_check (the benchmarks'
-# smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check` runs those.
+# Pytest writes bytecode where it runs (the test modules' rewritten asserts, the plugins', the
+# package's), even where PYTHONDONTWRITEBYTECODE is set, as on the team's machines: recompiled at
+# every start, they cost each run and each xdist worker about 1.5 s of CPU (D260).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+
+# The whole suite on every core (pytest-xdist), the package's doctests included, but the tests
+# marked bench_check (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans):
+# `make bench-check` runs those.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not bench_check"
+	$(PYTEST) -n auto --dist loadgroup -m "not bench_check" tests README.md docs src/preflight_fsm
 
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on
 # one worker, so it runs once), and the scans of all 1,114,112 code points (tests/test_text.py).
 bench-check: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadgroup -m bench_check
+	$(PYTEST) -n auto --dist loadgroup -m bench_check
 
-# The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties):
-# no subprocess, server or store, a few seconds; the loop to run while changing the core.
+# The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties) and
+# the doctests of the engine's modules: no subprocess, server or store, each property on a few
+# inputs (the `core` Hypothesis profile; `make test` runs the full counts); the loop to run while
+# changing the core, under 10 s.
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
 	answers states session machine keywords flow snapshot contract adapter exported_members \
 	text properties))
+CORE_DOCTESTS := $(addprefix src/preflight_fsm/,$(addsuffix .py,adapter bounded contract/__init__ \
+	contract/patch machine option_names text store/secrets))
 test-core: $(STAMP)
-	$(BIN)/python -m pytest -m "not bench_check" $(CORE_TESTS) src/preflight_fsm
+	HYPOTHESIS_PROFILE=core $(PYTEST) -m "not bench_check" $(CORE_TESTS) $(CORE_DOCTESTS)
 
 # mypy strict on the package, then on the tests, then on the benchmarks and tools (pyproject.toml
 # [tool.mypy]). Three runs: the tests import their helpers as top-level modules (redis_server), the

@@ -16,6 +16,9 @@ settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
+# `make test-core`: the loop run while changing the engine, each property on a few inputs; the
+# full counts (dev, ci) run in `make test`, many more in `make fuzz`.
+settings.register_profile("core", max_examples=20, deadline=None)
 # `make fuzz`: the same properties, many more inputs (FUZZ_EXAMPLES each, 20,000 by default).
 settings.register_profile(
     "fuzz",

@@ -8,6 +8,7 @@ import re
 import select
 import signal
 import time
+from typing import Final
 
 import pytest
 
@@ -18,7 +19,9 @@ class Terminal:
     """The command running on a pseudo-terminal that is its controlling terminal (so Ctrl-C
     raises SIGINT in it, as in a real shell)."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(
+        self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # the child: become the command, or die without running pytest's code
             try:
@@ -26,8 +29,10 @@ class Terminal:
                 # background job of a script), and an ignored signal stays ignored across exec.
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 # A terminal that shows colour, whatever the environment running the tests says.
-                env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-                os.execve(argv[0], argv, {**env, "TERM": "xterm-256color"})
+                inherited = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+                if cwd is not None:
+                    os.chdir(cwd)
+                os.execve(argv[0], argv, {**inherited, **(env or {}), "TERM": "xterm-256color"})
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd
@@ -41,6 +46,18 @@ class Terminal:
         while text not in self.output:
             if not self._read(deadline):
                 pytest.fail(f"{text!r} never appeared; the terminal showed:\n{self.output}")
+
+    def wait_for_input(self) -> None:
+        """Wait until the command sleeps in a read of its terminal. A Ctrl-C sent before that
+        (between the prompt and the read) is seen only at the next key, as in CPython's input
+        loop; a person always takes longer, a test must wait for it."""
+        deadline = time.monotonic() + TIMEOUT
+        while not _reading(self.pid):
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"the command never waited for input; the terminal showed:\n{self.output}"
+                )
+            time.sleep(0.01)  # polling the kernel's account of the process, not a guess
 
     def send(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
@@ -77,3 +94,19 @@ class Terminal:
         self.raw += text
         self.output += re.sub(r"\x1b\[[0-9;]*m", "", text)  # the words, as a pipe gets them
         return bool(data)
+
+
+# The system calls an input loop sleeps in: read, poll, select, pselect6, ppoll (x86_64, aarch64).
+_READS: Final = {"x86_64": {0, 7, 23, 270, 271}, "aarch64": {63, 72, 73}}
+
+
+def _reading(pid: int) -> bool:
+    """Whether the main thread of ``pid`` sleeps in a system call that waits for input."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as syscall:
+            number = syscall.read().split()[0]
+    except (OSError, IndexError):
+        return False
+    return state == "S" and number.isdigit() and int(number) in _READS[os.uname().machine]

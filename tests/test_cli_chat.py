@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from preflight_fsm.cli.chat import (
     render_turn,
     run_chat,
 )
+from preflight_fsm.cli.replies import RefusedReply
 from terminal import Terminal
 
 TIMEOUT = 10.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
@@ -217,6 +217,19 @@ def test_parse_reply_refuses_a_number_that_is_no_option(text: str) -> None:
     """A number outside 1..n is refused with the range to choose from, never sent as text."""
     with pytest.raises(ChoiceOutOfRange, match=r"^There is no option [+-]?\d+: choose .* 1 to 4"):
         parse_reply(AUTH, text)
+
+
+@pytest.mark.parametrize("text", ["n", " y ", "?"], ids=["n", "y-with-spaces", "punctuation"])
+def test_parse_reply_refuses_one_character_that_is_no_option(text: str) -> None:
+    """A stray key at a choice question (the n of a yes/no just answered) is refused saying
+    why, never recorded as a custom value."""
+    with pytest.raises(RefusedReply, match=r"^There is no option \".\", and one character is"):
+        parse_reply(AUTH, text)
+
+
+def test_parse_reply_takes_one_character_as_the_other_text() -> None:
+    """The text of "Other (specify)" may be one character: it is asked for, not stray."""
+    assert Reply({"auth_strategy__other": "n"}) == parse_reply(AUTH_OTHER, "n")
 
 
 def test_parse_reply_companion_is_the_other_text_question() -> None:
@@ -596,13 +609,25 @@ def test_terminal_invalid_number_is_asked_again(terminal: Callable[..., Terminal
     assert "Strategy: Magic Link\n" in term.output
 
 
+def test_terminal_stray_key_is_explained_and_asked_again(terminal: Callable[..., Terminal]) -> None:
+    """A stray n at a field prompt says what was wrong and asks again; nothing is recorded."""
+    term = terminal("Improve the checkout flow")
+    term.expect("6. Other (specify)\n> ")
+    term.send("3\r")
+    term.expect("4. Other (specify)\n> ")
+    term.send("n\r")
+    term.expect('There is no option "n", and one character is taken for a stray key')
+    term.expect("4. Other (specify)\n> ")
+    term.send("2\r")
+    assert 0 == term.wait()
+    assert "Category: Database\nType: MySQL\n" in term.output
+
+
 def test_terminal_ctrl_c_exits_130_without_traceback(terminal: Callable[..., Terminal]) -> None:
     """Ctrl-C at a prompt ends the session with a short line and exit 130, no traceback."""
     term = terminal("Add OAuth login")
     term.expect("4. Other (specify)\n> ")
-    # readline prints the prompt before it waits for keys; a SIGINT in between is seen only at
-    # the next key (CPython's readline loop), so give it the moment a person always takes.
-    time.sleep(0.3)
+    term.wait_for_input()
     term.send("\x03")
     assert 130 == term.wait()
     assert "preflight-fsm: interrupted: the session ended without an outcome" in term.output
@@ -759,7 +784,7 @@ def test_terminal_ctrl_c_in_a_stored_session_says_it_is_saved(
     term.expect("6. Other (specify)\n> ")
     term.send("3\r")
     term.expect("4. Other (specify)\n> ")
-    time.sleep(0.3)  # see test_terminal_ctrl_c_exits_130_without_traceback
+    term.wait_for_input()
     term.send("\x03")
     assert 130 == term.wait()
     assert f"session {session_id} is saved at its last answered question" in term.output

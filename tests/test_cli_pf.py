@@ -29,6 +29,7 @@ from preflights_e2e import (
     run_pf_process,
     written_decisions,
 )
+from terminal import Terminal
 
 
 @pytest.fixture
@@ -199,6 +200,28 @@ def test_pf_runs_in_a_real_terminal(repo_home: tuple[Path, Path]) -> None:
     code, _ = pf_in_terminal(repo, home, ["start", "Improve the checkout flow"], steps)
     assert 0 == code
     assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]
+
+
+def test_ctrl_c_at_a_prompt_exits_130_saying_interrupted(repo_home: tuple[Path, Path]) -> None:
+    """Ctrl-C at a pf start prompt ends with 130 and "interrupted", as chat does, not as the
+    end of input (exit 1); the session is kept for pf status."""
+    repo, home = repo_home
+    term = Terminal(
+        [PREFLIGHT_FSM, "pf", "start", "Improve the checkout flow"],
+        cwd=str(repo),
+        env={"HOME": str(home)},
+    )
+    try:
+        term.expect("change_category:")
+        term.wait_for_input()
+        term.send("\x03")
+        assert 130 == term.wait(), term.output
+    finally:
+        term.close()
+    kept = "preflight-fsm: interrupted: the session is kept: 'preflight-fsm pf status' shows"
+    assert kept in term.output
+    assert "INPUT_ENDED" not in term.output
+    assert 0 == run_pf(repo, home, "status").returncode
 
 
 def test_the_adr_pf_writes_says_who_answered_each_decided_value(

@@ -293,3 +293,26 @@ def test_the_http_server_says_only_where_it_serves(tmp_path: Path) -> None:
     assert "INVALID_ANSWER" == results["error"]["code"]
     assert "require_clarification" in results["error"]["recovery_hint"]
     assert "pf answer" not in results["error"]["recovery_hint"]
+
+
+def test_an_identical_empty_call_over_http_is_awaiting_answer(tmp_path: Path) -> None:
+    """Over HTTP, an agent's call without answers on a session that owes its "Other (specify)"
+    text is AWAITING_ANSWER naming the text, as under pf, not the same question again."""
+    from mcp_servers import connect_http, http_server
+
+    repo, _ = make_repo(tmp_path / "repo")
+
+    async def body(url: str) -> list[dict[str, Any]]:
+        async with connect_http(url) as client:
+            started = await call(client, user_intention="Add passkey login", repo_path=str(repo))
+            asked = {"user_intention": "Add passkey login", "session_id": started["session_id"]}
+            owed = await call(client, **asked, answers={"auth_strategy": OTHER})
+            again = await client.call_tool("require_clarification", {**asked, "answers": {}})
+            assert isinstance(again.structured_content, dict)
+            return [owed, again.structured_content]
+
+    with http_server(str(tmp_path / "store.sqlite3"), tmp_path, "pf", "--preflights") as running:
+        owed, again = anyio.run(body, running.url)
+    assert ["auth_strategy__other"] == [q["id"] for q in owed["questions"]]
+    assert "AWAITING_ANSWER" == again["error"]["code"], again
+    assert "auth_strategy__other" in again["error"]["recovery_hint"]

@@ -21,7 +21,7 @@ import typer
 from preflight_fsm.cli import app
 from preflight_fsm.cli.render import render_feedback, render_outcome, render_turn
 from preflight_fsm.cli.replies import ChoiceOutOfRange, RefusedReply, Reply, parse_reply
-from preflight_fsm.cli.report import EXIT_USAGE, reported
+from preflight_fsm.cli.report import EXIT_INTERRUPTED, EXIT_USAGE, reported
 
 if TYPE_CHECKING:
     from preflight_fsm.machine import ClarificationMachine
@@ -51,7 +51,6 @@ MAX_LINE = 1024 * 1024
 DECLINE_PROMPT = "Decline this question? The session then ends without a patch. [y/N] "
 EXIT_FINISHED = 0  # with a patch or without one: stopping is an outcome, not a failure
 EXIT_END_OF_INPUT = 1
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
 
 ReadLine = Callable[[str], str]
 """Shows a prompt and returns one line of input without its line end; EOFError at the end."""

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from preflight_fsm.cli import app, serving
-from preflight_fsm.cli.chat import EXIT_INTERRUPTED
-from preflight_fsm.cli.report import usage_error
+from preflight_fsm.cli.report import EXIT_INTERRUPTED, usage_error
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
     ExpireOption,

@@ -5,6 +5,8 @@
 - ``skip`` declines the question (C5: the session then ends without a patch). An empty answer
   never declines by itself: ``chat`` asks for a confirmation, ``answer`` refuses it, naming the
   key (an unset shell variable must not end a session for good).
+- One character that is no option (a stray ``n`` left from a yes/no question) is refused at a
+  choice question, never recorded as a custom value.
 - Anything else is sent as typed; the engine matches options and takes other text as a custom
   value (C5). A near miss of an option (``Databse``) carries that option as ``suggestion``, for
   ``chat`` to ask "did you mean" before sending anything.
@@ -103,6 +105,8 @@ def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
     if typed.casefold() == DECLINE_WORD:
         return Reply({question.id: ""})  # C5: a blank pending answer is a decline
     value = choice_value(question, text)
+    if question.options and value == text:
+        _check_not_stray(question.options, typed)
     companion = _companion(turn, question)
     if companion is not None and companion.depends_on_value is not None:
         other = companion.depends_on_value
@@ -170,6 +174,17 @@ def answers_from_pairs(
         else:
             answers[key] = value
     return answers
+
+
+def _check_not_stray(options: tuple[str, ...], typed: str) -> None:
+    # An invisible or control character is the engine's to refuse and name (C5), never echoed.
+    if len(typed) != 1 or not typed.isprintable():
+        return
+    if typed.casefold() not in {o.casefold() for o in options}:
+        raise RefusedReply(
+            f'There is no option "{typed}", and one character is taken for a stray key: choose '
+            f"a number from 1 to {len(options)}, or type your answer in full."
+        )
 
 
 def _check_decodable(text: str) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "EXIT_CORRUPT",
     "EXIT_FINISHED",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_INVALID_ANSWERS",
     "EXIT_OK",
     "EXIT_OUTPUT",
@@ -67,6 +68,9 @@ EXIT_OUTPUT: Final = 9
 """Standard output could not be written (a full disk, a device error); what the command did
 before that stands. A closed pipe (``| head``) ends the command quietly instead, as SIGPIPE
 would (exit 141)."""
+EXIT_INTERRUPTED: Final = 130
+"""Ctrl-C: 128 + SIGINT, what shells report for a command stopped by it (``chat``, ``mcp``
+over stdio, ``pf``)."""
 
 # Writing standard output failed: an OSError without a file name (every file the commands open
 # is named in its error) with one of these codes.

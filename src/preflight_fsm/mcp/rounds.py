@@ -200,6 +200,10 @@ class FormRounds(Generic[R]):
     def _on_page(self) -> bool:
         return self.page is not None and on_page(self.host.answers_from)
 
+    def asks_the_person(self, ctx: Context[Any]) -> bool:
+        """Whether a round is put to the person (a form, the answer page), not to the agent."""
+        return self._on_page or can_elicit(ctx)
+
     async def ask(self, ctx: Context[Any], start: Round | R) -> R | InputRequiredResult:
         """Ask ``start`` (a round, or a result that ends the call as it is) of the person."""
         if not isinstance(start, Round):

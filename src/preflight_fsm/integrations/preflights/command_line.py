@@ -30,11 +30,17 @@ from preflights.cli.errors import ExitCode
 from preflights.cli.main import app as pf_app
 from preflights.cli.state import delete_session
 
+from preflight_fsm.cli.report import EXIT_INTERRUPTED
 from preflight_fsm.flow import Flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.integrations.preflights.compat import compat_problems
-from preflight_fsm.integrations.preflights.hints import INPUT_ENDED, PF_COMMAND, pf_hints
+from preflight_fsm.integrations.preflights.hints import (
+    INPUT_ENDED,
+    PF_COMMAND,
+    pf_hints,
+    stems_from_ctrl_c,
+)
 from preflight_fsm.integrations.preflights.llm_options import engine_header, split_llm_options
 from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
@@ -95,7 +101,8 @@ def build_pf_app(
 
 
 def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "pf") -> int:
-    """Run ``pf ARGS`` on the engine; its exit code (0 done, 1 user error or stop, 2 failure).
+    """Run ``pf ARGS`` on the engine; its exit code (0 done, 1 user error or stop, 2 failure,
+    130 interrupted by Ctrl-C).
 
     A session the engine ends without a decision (NoPatch) is closed in ``pf``'s files too, so
     ``pf start`` works again. It, refused answers and a question pf cannot prompt exit 1
@@ -155,10 +162,13 @@ def _warnings_to_stderr() -> Iterator[None]:
 
 
 def _exit_code(run: Callable[[], object]) -> int:
-    """The exit code of a click command run in standalone mode (it exits, even on success)."""
+    """The exit code of a click command run in standalone mode (it exits, even on success);
+    130 for an exit on a Ctrl-C (pf's own is 1, or 2 at a prompt), as ``chat`` exits."""
     try:
         run()
     except SystemExit as exc:
+        if stems_from_ctrl_c(exc):
+            return EXIT_INTERRUPTED
         if exc.code is None:
             return 0
         if isinstance(exc.code, int):

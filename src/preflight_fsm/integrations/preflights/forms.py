@@ -67,9 +67,9 @@ class PreflightsForms:
         self.call = call
         self.answers_from = answers_from
         self.rounds: FormRounds[Result] = FormRounds(self, sealer)
-        # The questions each session was last asked in a form, by session id: a 2026-07-28
-        # round coming back is judged against them, and a session asked again after a declined
-        # form shows them again (Preflights would not ask the same round twice).
+        # The questions each session was last asked, by session id: a 2026-07-28 round coming
+        # back is judged against them, and a session asked again of the person (after a
+        # declined form) shows them again (Preflights would not ask the same round twice).
         self._asked: OrderedDict[str, tuple[str, Result]] = OrderedDict()
 
     async def require_clarification(
@@ -84,9 +84,15 @@ class PreflightsForms:
             if self.answers_from == "user":
                 return self.rounds.refuse_arguments(session_id)
             result = await self._run(arguments, "agent")
-        elif isinstance(session_id, str) and session_id in self._asked:
-            result = self._asked[session_id][1]
+        elif (
+            isinstance(session_id, str)
+            and session_id in self._asked
+            and (self.answers_from == "user" or self.rounds.asks_the_person(ctx))
+        ):
+            result = self._asked[session_id][1]  # asked again of the person
         else:
+            # An agent's empty call: Preflights' application judges it, as under pf, so the
+            # same call twice is AWAITING_ANSWER, not the same questions again and again.
             result = await self._run(arguments, "agent")
         intention = arguments.get("user_intention")
         return await self.rounds.ask(ctx, self._round_of(result, intention or None))

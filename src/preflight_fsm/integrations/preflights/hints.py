@@ -12,6 +12,7 @@ question to answer.
 from __future__ import annotations
 
 import re
+import sys
 import types
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -21,7 +22,7 @@ import click
 from preflights.cli import main as pf_main
 from preflights.cli import output as pf_output
 
-__all__ = ["INPUT_ENDED", "PF_COMMAND", "pf_hints", "pf_text"]
+__all__ = ["INPUT_ENDED", "PF_COMMAND", "pf_hints", "pf_text", "stems_from_ctrl_c"]
 
 PF_COMMAND: Final = "preflight-fsm pf"
 """The command every hint of ``preflight-fsm pf`` starts with."""
@@ -115,16 +116,32 @@ def _needs_more_answers(
 INPUT_ENDED: Final = "INPUT_ENDED"
 """pf's prompt met the end of its input: what pf reports as an empty SYSTEM_ERROR."""
 
+_KEPT: Final = f"the session is kept: '{PF_COMMAND} status' shows what is left to answer"
+
+
+def stems_from_ctrl_c(error: BaseException | None) -> bool:
+    """Whether ``error`` was raised while handling a Ctrl-C (click's prompt turns it into an
+    ``Abort``, pf into its error report or its exit)."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        error = error.__context__
+    return False
+
 
 def _app_error(original: Callable[..., None], ended: Callable[[], None]) -> Callable[..., None]:
-    """pf's error printer, saying what an empty SYSTEM_ERROR is: input ended at a prompt
-    (click's Abort carries no message) and the session is kept."""
+    """pf's error printer, saying what an empty SYSTEM_ERROR is: a Ctrl-C or the end of input at
+    a prompt (click's Abort carries no message for either), the session kept."""
 
     def print_app_error(code: str, message: str, hint: str | None, *args: Any, **kw: Any) -> None:
         if code == "SYSTEM_ERROR" and not message.strip():
+            if stems_from_ctrl_c(sys.exc_info()[1]):
+                # As `chat` says it; the cursor still stands after the ^C.
+                click.echo(f"\npreflight-fsm: interrupted: {_KEPT}", err=True)
+                return
             ended()
             code, message = INPUT_ENDED, "input ended before every question was answered"
-            hint = f"the session is kept: '{PF_COMMAND} status' shows what is left to answer"
+            hint = _KEPT
         original(code, message, hint, *args, **kw)
 
     return print_app_error
