@@ -3,8 +3,8 @@
 Preflights' real adapters, with the official ``anthropic`` and ``openai`` SDKs, are pointed at it
 through the SDKs' own base-URL settings (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``): no network,
 no mock of the adapters. Each request is answered by the next :class:`Reply` of ``script``, else
-by ``default``: a tool call, an HTTP error (429, 500, 401), a slow reply, a text reply without a
-tool call, or malformed tool arguments.
+by ``default``: a tool call, an HTTP error (429, 500, 401), a slow reply, a reply held until the
+test releases it (``held``), a text reply without a tool call, or malformed tool arguments.
 
 A compliant reply is what a well-behaved LLM would send for Preflights' prompt: the question the
 flow asks at the position the prompt describes (the intention on turn 1; then the key "Still
@@ -39,7 +39,7 @@ WORDING = "In your own words: "
 class Reply:
     """How to answer one request."""
 
-    kind: str = "comply"  # comply, break, status, text, bad_arguments, drip
+    kind: str = "comply"  # comply, break, status, text, bad_arguments, drip, hold
     status: int = 200
     delay: float = 0.0
     reword_options: bool = False
@@ -64,6 +64,7 @@ class LLMServer:
         self.default = Reply()
         self.exchanges: list[Exchange] = []
         self.dripping = 0  # connections a "drip" reply is still writing to
+        self.held: list[threading.Event] = []  # one per "hold" reply received: set it to answer
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
@@ -95,6 +96,13 @@ class LLMServer:
         with self._lock:
             self.exchanges.append(exchange)
 
+    def hold(self) -> threading.Event:
+        """A gate for a "hold" reply that arrived: its request waits until the test sets it."""
+        gate = threading.Event()
+        with self._lock:
+            self.held.append(gate)
+        return gate
+
     def _serve(self) -> None:
         self._httpd.serve_forever(poll_interval=0.05)  # stops within 50 ms
 
@@ -102,6 +110,9 @@ class LLMServer:
         self._thread.start()
 
     def stop(self) -> None:
+        with self._lock:
+            for gate in self.held:
+                gate.set()  # no request is left waiting for the test
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -137,6 +148,8 @@ def _handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
             if reply.kind == "drip":
                 self._drip()
                 return
+            if reply.kind == "hold":  # answered (compliantly) once the test releases it
+                server.hold().wait(timeout=120)
             if reply.delay:
                 time.sleep(reply.delay)
             # The client may have given up waiting (a slow reply past its timeout).

@@ -210,9 +210,10 @@ def http_server(
     *extra: str,
     host: str = "127.0.0.1",
     port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[HttpServer]:
     """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
-    for the block; stop it afterwards."""
+    for the block, with ``env`` added to its environment; stop it afterwards."""
     for _attempt in range(5 if port is None else 1):  # another process may take a free port
         chosen = port or free_port()
         stderr = cwd / f"{name}-{chosen}.stderr"
@@ -234,7 +235,7 @@ def http_server(
                 cwd=cwd,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
             )
         deadline = time.monotonic() + START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:

@@ -47,7 +47,7 @@ from preflights.application.types import (
 )
 
 from preflight_fsm.answered_by import AnsweredBy
-from preflight_fsm.errors import PreflightFsmError
+from preflight_fsm.errors import PreflightFsmError, SessionConflict
 from preflight_fsm.flow import Flow, load_flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
@@ -77,6 +77,10 @@ READ_ARCHITECTURE: Final = (
 )
 ARCHITECTURE_FILE: Final = "docs/ARCHITECTURE_STATE.md"
 _REPO_ROOTS_HINT: Final = "Pass a repo_path inside the roots the error names."
+_CONFLICT_HINT: Final = (
+    "Nothing of this call was written. Call again with the session_id and no answers to see "
+    "the question the session asks now, then answer it."
+)
 
 
 class PreflightsTools:
@@ -118,8 +122,10 @@ class PreflightsTools:
             return _error("REPO_NOT_ALLOWED", str(exc), _REPO_ROOTS_HINT)
         except PreflightAppError as exc:
             return _error(exc.code, exc.message, exc.recovery_hint, exc.details)
-        except PreflightFsmError as exc:  # a store that cannot be reached, a conflict
-            return _error(type(exc).__name__, str(exc), "Retry the call; nothing was written.")
+        except SessionConflict as exc:  # another round on this session was taken first
+            return _error("SESSION_CONFLICT", str(exc), _CONFLICT_HINT)
+        except PreflightFsmError as exc:  # a store that cannot be reached, or is busy
+            return _error(exc.code.upper(), str(exc), "Retry the call; nothing was written.")
         except Exception as exc:  # no traceback reaches the agent; the log keeps it
             logger.exception("require_clarification failed")
             return _error("INTERNAL_ERROR", str(exc), "Check the server log and retry.")
