@@ -11,16 +11,19 @@ tests that remain keep the process boundary).
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,6 +56,7 @@ __all__ = [
     "free_port",
     "http_server",
     "redis_missing",
+    "shared_http_server",
     "stdio_parameters",
     "throwaway_redis",
 ]
@@ -195,6 +199,7 @@ class HttpServer:
     url: str
     process: subprocess.Popen[bytes]
     stderr: Path
+    store: str
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs."""
@@ -249,7 +254,7 @@ def http_server(
             process.wait(timeout=10)
             continue
         try:
-            yield HttpServer(f"http://{host}:{chosen}/mcp", process, stderr)
+            yield HttpServer(f"http://{host}:{chosen}/mcp", process, stderr, store)
         finally:
             if process.poll() is None:
                 process.terminate()
@@ -260,3 +265,62 @@ def http_server(
                     process.wait(timeout=10)
         return
     raise RuntimeError(f"the HTTP server did not start on a loopback port ({stderr.read_text()})")
+
+
+class SharedHttpServers:
+    """HTTP servers shared by the tests of one process (:func:`shared_http_server`): one
+    `preflight-fsm mcp --transport http` per set of options, started when a test first asks for
+    it and stopped when the tests end (conftest.py) or the process exits.
+
+    Starting the server costs about 2 s of CPU (importing the SDK builds its pydantic models),
+    more than most tests that call it. A test that only calls the server (its own sessions, its own
+    client) shares one; a test of the process itself (start-up, exit codes, kill -9, a restart,
+    options read from the environment or from a file of its own) starts its own with
+    :func:`http_server`. Each server has a SQLite store of its own, shared by the tests that share
+    the server: a test reads back only the sessions it started.
+    """
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="preflight-fsm-shared-http-"))
+        self.running: dict[tuple[str, ...], HttpServer] = {}
+        self.stack = ExitStack()
+
+    def stop(self) -> None:
+        """Stop every server started and remove their stores."""
+        self.stack.close()
+        self.running.clear()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    @contextmanager
+    def serving(self, *extra: str) -> Iterator[HttpServer]:
+        """The running server started with the options ``extra`` (started now if none is, or if
+        it has exited); what it prints on standard error meanwhile must hold no traceback."""
+        server = self.running.get(extra)
+        if server is None or server.process.poll() is not None:
+            directory = Path(tempfile.mkdtemp(dir=self.directory))
+            store = str(directory / "sessions.sqlite3")
+            server = self.stack.enter_context(http_server(store, directory, "shared", *extra))
+            self.running[extra] = server
+        printed = server.stderr.stat().st_size
+        yield server
+        with server.stderr.open("rb") as errors:
+            errors.seek(printed)
+            assert b"Traceback" not in errors.read()
+
+
+_shared: list[SharedHttpServers] = []
+
+
+def shared_http_server(*extra: str) -> AbstractContextManager[HttpServer]:
+    """This process's shared HTTP server started with the options ``extra``, for the block (see
+    :class:`SharedHttpServers`); ``store`` names its store, ``url`` where it serves."""
+    if not _shared:
+        _shared.append(SharedHttpServers())
+        atexit.register(stop_shared_http_servers)
+    return _shared[0].serving(*extra)
+
+
+def stop_shared_http_servers() -> None:
+    """Stop the shared HTTP servers (conftest.py, when the tests end)."""
+    while _shared:
+        _shared.pop().stop()

@@ -13,7 +13,14 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_servers import PREFLIGHT_FSM, call, connect_http, http_server, throwaway_redis
+from mcp_servers import (
+    PREFLIGHT_FSM,
+    call,
+    connect_http,
+    http_server,
+    shared_http_server,
+    throwaway_redis,
+)
 from preflight_fsm.mcp.tokens import add_token
 
 INITIALIZE = json.dumps(
@@ -55,10 +62,8 @@ def test_a_network_address_without_authentication_is_refused_naming_the_options(
     assert "--insecure-no-auth" in done.stderr
 
 
-def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address(
-    tmp_path: Path,
-) -> None:
-    with http_server(str(tmp_path / "s.sqlite3"), tmp_path) as server:
+def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address() -> None:
+    with shared_http_server() as server:
         health = server.url.replace("/mcp", "/healthz")
         response = httpx2.get(health, headers={"Host": "10.0.0.5:8765"}, timeout=30)
     assert (200, "reachable") == (response.status_code, response.json()["store"])
