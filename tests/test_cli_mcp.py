@@ -156,3 +156,18 @@ def test_stdio_on_a_terminal_says_what_it_is_and_ctrl_c_exits_130(tmp_path: Path
         term.close()
     assert "claude mcp add preflight-fsm -- " in term.output
     assert "preflight-fsm: stopped (Ctrl-C)" in term.output
+
+
+def test_stdio_started_on_pipes_as_an_agent_does_writes_nothing_but_the_protocol(
+    tmp_path: Path,
+) -> None:
+    """Started on pipes, as an agent's host starts it, the stdio server greets nobody: nothing
+    on standard error, nothing on standard output but replies, and the end of input ends it
+    with 0."""
+    ended = subprocess.run(
+        [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "sessions.sqlite3")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (0, b"", b"") == (ended.returncode, ended.stdout, ended.stderr)
