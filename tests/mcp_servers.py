@@ -135,7 +135,9 @@ async def connect_memory(
                 build_preflights_server,
             )
 
-            server = build_preflights_server(store, answers_from=answers_from)
+            stack = ExitStack()  # the answer page's loopback listener, under web
+            closing.append(stack.close)
+            server = build_preflights_server(store, answers_from=answers_from, closing=stack)
         else:
             opened = open_store(store)
             closing.append(opened.close)

@@ -58,16 +58,14 @@ async def link_then_outcome(
 
 
 class Person:
-    """A URL-mode elicitation callback: the client shows the URL and the person ``answers``
-    on it (by default :func:`answer_in_browser`)."""
+    """A URL-mode elicitation callback: the client shows the URL and the person answers
+    (with ``answer``, given the browser and the URL)."""
 
     def __init__(
-        self,
-        browser: WebDriver,
-        answers: Callable[[WebDriver, str], None] | None = None,
+        self, browser: WebDriver, answer: Callable[[WebDriver, str], object] = answer_in_browser
     ) -> None:
         self.browser = browser
-        self.answers = answers or answer_in_browser
+        self.answer = answer
         self.shown: list[str] = []
 
     async def __call__(
@@ -75,7 +73,7 @@ class Person:
     ) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams)
         self.shown.append(params.url)
-        await anyio.to_thread.run_sync(self.answers, self.browser, params.url)
+        await anyio.to_thread.run_sync(self.answer, self.browser, params.url)
         return types.ElicitResult(action="accept")
 
 

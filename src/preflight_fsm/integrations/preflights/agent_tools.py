@@ -28,6 +28,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,13 +55,20 @@ from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights.llm_options import configured_guard
+from preflight_fsm.integrations.preflights.page import preflights_page
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
-from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
+from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.store import open_store
 
-__all__ = ["PreflightsTools", "build_preflights_server", "main"]
+__all__ = [
+    "PreflightsTools",
+    "build_preflights_server",
+    "main",
+    "must_answer",
+    "questions_result",
+]
 
 logger = logging.getLogger("preflight_fsm.integrations.preflights.agent_tools")
 
@@ -109,13 +117,15 @@ class PreflightsTools:
         preferences: dict[str, Any] | None = None,
         repo_path: str | None = None,
         answered_by: AnsweredBy = "agent",
+        principal: str | None = None,
     ) -> dict[str, Any]:
         """Start (no ``session_id``) or continue a session; Preflights' result as a dict. The
-        answers are the agent's (tool arguments) unless ``answered_by`` says otherwise."""
+        answers are the agent's (tool arguments) unless ``answered_by`` says otherwise, given
+        through ``principal`` (None: the caller of the request being served)."""
         try:
             if session_id is None:
                 return self._start(user_intention, optional_context, repo_path)
-            return self._continue(session_id, answers or {}, answered_by)
+            return self._continue(session_id, answers or {}, answered_by, principal)
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
         except _RepoNotServed as exc:
@@ -160,24 +170,31 @@ class PreflightsTools:
             intention = f"{user_intention}\n\nContext: {optional_context}"
         started = self.app.start_preflight(intention, self._repo(repo_path))
         detected = [{"label": k, "value": v} for k, v in started.detected_from_intent]
-        if not any(_must_answer(q) for q in started.questions):
+        if not any(must_answer(q) for q in started.questions):
             # Preflights answered everything from the intention: finish now, not with [] to ask.
             result = self._continue(started.session_id, {})
         else:
-            result = _questions(started.session_id, started.questions, answered=0)
+            result = questions_result(started.session_id, started.questions, answered=0)
         if detected:
             result["detected_from_intent"] = detected
         return result
 
     def _continue(
-        self, session_id: str, answers: dict[str, Any], answered_by: AnsweredBy = "agent"
+        self,
+        session_id: str,
+        answers: dict[str, Any],
+        answered_by: AnsweredBy = "agent",
+        principal: str | None = None,
     ) -> dict[str, Any]:
         delta: dict[str, str | list[str]] = {
             str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
             for k, v in answers.items()
         }
         result = self.app.continue_preflight(
-            session_id, delta, answered_by=answered_by, principal=self.principal()
+            session_id,
+            delta,
+            answered_by=answered_by,
+            principal=principal if principal is not None else self.principal(),
         )
         return _result(session_id, result, answered=len(delta))
 
@@ -206,19 +223,28 @@ def build_preflights_server(
     request_state_keys: Sequence[bytes] = (),
     auth: ServerAuth | None = None,
     repo_roots: Sequence[Path] | None = None,
+    transport: str = "stdio",
+    public_url: str | None = None,
+    closing: ExitStack | None = None,
 ) -> MCPServer:
     """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
-    (``user``: only through forms). ``auth`` authenticates every HTTP request; ``repo_roots``
+    (``user``: only through forms; ``web``: only on the answer page, ``page.py``, served over
+    ``transport`` "http" as a route at ``public_url``'s origin, else by a loopback listener that
+    ``closing`` stops). ``auth`` authenticates every HTTP request; ``repo_roots``
     (None: any) bounds the repositories ``repo_path`` may name. Raises RuntimeError when the
     installed Preflights is not the one this integration relies on.
     """
     problems = compat_problems()
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
+    if answers_from == "person":
+        raise RuntimeError(
+            "--answers-from person is not served with Preflights' tools yet: use web, user or any"
+        )
     flow: Flow | None = load_flow(flow_path) if flow_path else None
     try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
         guard = configured_guard(flow, report=logger.warning)
@@ -238,8 +264,7 @@ def build_preflights_server(
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
-    note = USER_ONLY_NOTE.replace("answers_need_user", ANSWERS_NEED_USER)
-    note = note if answers_from == "user" else ""
+    note = policy_note(answers_from).replace("answers_need_user", ANSWERS_NEED_USER)
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
@@ -248,6 +273,17 @@ def build_preflights_server(
         auth=auth.settings if auth else None,
         token_verifier=auth.verifier if auth else None,
     )
+
+    if answers_from == "web":
+        from preflight_fsm.web import page_routes
+
+        _, page, listener = preflights_page(forms, transport, public_url)
+        if listener is not None and closing is not None:
+            closing.callback(listener.stop)
+        if transport == "http":
+            for route in page_routes(page):
+                methods = sorted((route.methods or {"GET"}) - {"HEAD"})
+                server.custom_route(route.path, methods, include_in_schema=False)(route.endpoint)
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
     async def require_clarification(
@@ -309,18 +345,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--flow", help="a flow file (default: the default flow)")
     parser.add_argument(
         "--answers-from",
-        choices=("user", "any"),
+        choices=("user", "any", "web"),
         help="who may answer (default: PREFLIGHT_FSM_ANSWERS_FROM, else any)",
     )
     options = parser.parse_args(argv)
     policy = answers_from_setting(options.answers_from)
-    if policy is None or policy == "web":  # the answer page is not served here yet
-        parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user or any\n")
-    try:
-        server = build_preflights_server(options.store, options.flow, answers_from=policy)
-    except (RuntimeError, PreflightFsmError, OSError) as exc:
-        parser.exit(2, f"✗ Error: {exc}\n")
-    server.run("stdio")
+    if policy is None:
+        parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user, any or web\n")
+    with ExitStack() as closing:
+        try:
+            server = build_preflights_server(
+                options.store, options.flow, answers_from=policy, closing=closing
+            )
+        except (RuntimeError, PreflightFsmError, OSError) as exc:
+            parser.exit(2, f"✗ Error: {exc}\n")
+        server.run("stdio")
 
 
 # -- Preflights' result shapes ---------------------------------------------------------------
@@ -334,7 +373,8 @@ class _RepoNotServed(Exception):
     """The repository is outside every root the operator listed (``--repo-root``)."""
 
 
-def _must_answer(question: Question) -> bool:
+def must_answer(question: Question) -> bool:
+    """Whether ``question`` must be answered in its round (no parent, not optional)."""
     return question.depends_on_question_id is None and not question.optional
 
 
@@ -356,7 +396,10 @@ def _question(question: Question) -> dict[str, Any]:
     return shown
 
 
-def _questions(session_id: str, questions: Sequence[Question], *, answered: int) -> dict[str, Any]:
+def questions_result(
+    session_id: str, questions: Sequence[Question], *, answered: int
+) -> dict[str, Any]:
+    """Preflights' ``needs_clarification`` result asking ``questions``."""
     return {
         "status": "needs_clarification",
         "session_id": session_id,
@@ -369,7 +412,7 @@ def _result(session_id: str, result: PreflightContinueResult, *, answered: int) 
     if result.status == "completed":
         return _completed(result.artifacts)
     if result.status in ("needs_more_answers", "needs_clarification"):
-        return _questions(session_id, result.questions or (), answered=answered)
+        return questions_result(session_id, result.questions or (), answered=answered)
     error = result.error or PreflightError(code="UNKNOWN_ERROR", message="Unknown error")
     return _error(error.code, error.message, error.recovery_hint, error.details)
 
