@@ -232,11 +232,12 @@ def build_preflights_server(
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
-    (``user``: only through forms; ``web``: only on the answer page, ``page.py``, served over
-    ``transport`` "http" as a route at ``public_url``'s origin, else by a loopback listener that
-    ``closing`` stops). ``auth`` authenticates every HTTP request; ``repo_roots``
-    (None: any) bounds the repositories ``repo_path`` may name. Raises RuntimeError when the
-    installed Preflights is not the one this integration relies on.
+    (``user``: only through forms, the answer page's link when none reaches the person;
+    ``web``: only on the answer page, ``page.py``, served over ``transport`` "http" as a route
+    at ``public_url``'s origin, else by a loopback listener that ``closing`` stops). ``auth``
+    authenticates every HTTP request; ``repo_roots`` (None: any) bounds the repositories
+    ``repo_path`` may name. Raises RuntimeError when the installed Preflights is not the one
+    this integration relies on.
     """
     problems = compat_problems()
     if problems:
@@ -274,7 +275,7 @@ def build_preflights_server(
         token_verifier=auth.verifier if auth else None,
     )
 
-    if answers_from == "web":
+    if answers_from in ("user", "web"):  # under user: the link when no form reaches the person
         from preflight_fsm.web import page_routes
 
         _, page, listener = preflights_page(forms, transport, public_url)
