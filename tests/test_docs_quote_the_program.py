@@ -126,3 +126,24 @@ def test_docs_preflights_quotes_what_pf_says_on_ctrl_c() -> None:
     quoted = re.search(r"`(preflight-fsm: interrupted: [^`]*?) …`", _read("docs/preflights.md"))
     assert quoted is not None
     assert f"preflight-fsm: interrupted: {hints._KEPT}".startswith(quoted.group(1))
+
+
+def test_docs_cli_quotes_the_did_you_mean_of_a_command() -> None:
+    """docs/cli.md's answer to `preflight-fsm chaat` is what the command line prints, exit 2."""
+    quoted = re.search(r"`(No such command 'chaat'\.[^`]*)`", _read("docs/cli.md"))
+    assert quoted is not None
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "chaat"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (2, True) == (done.returncode, quoted.group(1) in done.stderr)
+
+
+def test_docs_cli_quotes_what_chat_says_when_input_ends() -> None:
+    """docs/cli.md's line for input that ends before the session is what chat prints, exit 1."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    done = CliRunner().invoke(app, ["chat", "Add OAuth login"], input="")
+    said = done.stderr.strip()
+    assert (1, True) == (done.exit_code, f"`{said}`" in _read("docs/cli.md")), said

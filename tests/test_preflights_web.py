@@ -198,3 +198,20 @@ def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_pat
         first, _shown, then = anyio.run(main)
     assert link_in(first).startswith(server.url.removesuffix("/mcp"))
     assert ("completed", True) == (then["status"], "user_web" in adr_of(then, repo))
+
+
+def test_under_user_a_client_without_forms_gets_the_pages_link(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    repo, _home = make_repo(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
+        with anyio.fail_after(120):
+            async with connect_memory(
+                str(tmp_path / "s.sqlite3"), answers_from="user", preflights=True
+            ) as client:
+                return await link_then_outcome(client, browser, repo)
+
+    first, _shown, then = anyio.run(main)
+    assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
+    assert "user_web" in adr_of(then, repo)

@@ -60,7 +60,7 @@ from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
-from preflight_fsm.store import open_store
+from preflight_fsm.store import SessionStore, open_store
 
 __all__ = [
     "PreflightsTools",
@@ -226,17 +226,21 @@ def build_preflights_server(
     transport: str = "stdio",
     public_url: str | None = None,
     closing: ExitStack | None = None,
+    opened: SessionStore | None = None,
 ) -> MCPServer:
-    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
+    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
+    ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
+    checked, reclaims from and asks for /healthz, so one process holds one store).
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
-    (``user``: only through forms; ``web``: only on the answer page, ``page.py``, served over
-    ``transport`` "http" as a route at ``public_url``'s origin, else by a loopback listener that
-    ``closing`` stops). ``auth`` authenticates every HTTP request; ``repo_roots``
-    (None: any) bounds the repositories ``repo_path`` may name. Raises RuntimeError when the
-    installed Preflights is not the one this integration relies on.
+    (``user``: only through forms, the answer page's link when none reaches the person;
+    ``web``: only on the answer page, ``page.py``, served over ``transport`` "http" as a route
+    at ``public_url``'s origin, else by a loopback listener that ``closing`` stops). ``auth``
+    authenticates every HTTP request; ``repo_roots`` (None: any) bounds the repositories
+    ``repo_path`` may name. Raises RuntimeError when the installed Preflights is not the one
+    this integration relies on.
     """
     problems = compat_problems()
     if problems:
@@ -258,7 +262,7 @@ def build_preflights_server(
     def may_use(owner: str | None) -> bool:
         return current_caller(teams).may_use(owner, teams)
 
-    sessions = StoreSessionAdapter(open_store(store), owner=principal, may_use=may_use)
+    sessions = StoreSessionAdapter(opened or open_store(store), owner=principal, may_use=may_use)
     app = build_store_app(store, flow, guard, answered_by="agent", sessions=sessions)
     tools = PreflightsTools(app, repo_roots=repo_roots, principal=principal)
     forms = PreflightsForms(
@@ -274,7 +278,7 @@ def build_preflights_server(
         token_verifier=auth.verifier if auth else None,
     )
 
-    if answers_from == "web":
+    if answers_from in ("user", "web"):  # under user: the link when no form reaches the person
         from preflight_fsm.web import page_routes
 
         _, page, listener = preflights_page(forms, transport, public_url)

@@ -8,10 +8,10 @@ Preflights' codes.
 An accepted form is a round answered by ``user_form``; answers passed as tool arguments are the
 agent's. Under ``--answers-from user`` those are refused with ``ANSWERS_NEED_USER`` (Preflights'
 codes are upper case), and a client without forms or a declined form ends in the same code with
-a hint, never in questions for the agent to answer. Under ``--answers-from web`` every round is
-answered on the answer page (``page.py``, recorded ``user_web``): this host also keeps each
-session's current round and, once it ends, its outcome, for the page and for a later call with
-the ``session_id``.
+a hint (the answer page's link), never in questions for the agent to answer. Under
+``--answers-from web`` every round is answered on the answer page (``page.py``, recorded
+``user_web``): this host also keeps each session's current round and, once it ends, its outcome,
+for the page and for a later call with the ``session_id``.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class PreflightsForms:
         # form) shows them again (Preflights would not ask the same round twice), and the page
         # shows them.
         self._asked: OrderedDict[str, _Asked] = OrderedDict()
-        # How sessions ended (for the page and a later call with the session_id, under web).
+        # How sessions ended (for the page and a later call with the session_id).
         self._ended: OrderedDict[str, Result] = OrderedDict()
         self._serials = itertools.count(1)
         self._lock = threading.Lock()  # the page steps sessions from its own threads
@@ -119,7 +119,8 @@ class PreflightsForms:
             and (self.answers_from == "user" or self.rounds.asks_the_person(ctx))
         ):
             result = asked.source  # asked again of the person
-        elif isinstance(session_id, str) and self.answers_from == "web":
+        elif isinstance(session_id, str) and self.rounds.page is not None:
+            # Answered on the page meanwhile: how it ended (else Preflights judges the call).
             result = self.outcome(session_id) or await self._run(arguments, "agent")
         else:
             # An agent's empty call: Preflights' application judges it, as under pf, so the
