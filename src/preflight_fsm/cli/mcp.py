@@ -329,10 +329,10 @@ def mcp_command(
         with _reported(as_json=False):
             checked = open_store(store, expire_after=expire_after)
         serving.check_store(checked, accept_evicting_store)
-        checked.close()
-        with _reported(as_json=False):
-            keys = _seal_keys(seal_key_file)
-        with contextlib.ExitStack() as closing:  # the answer page's loopback listener
+        with contextlib.ExitStack() as closing:  # the answer page's loopback listener, the store
+            closing.callback(checked.close)
+            with _reported(as_json=False):
+                keys = _seal_keys(seal_key_file)
             try:
                 # The seal keys seal the forms' round state, so rounds continue on any server
                 # sharing them (Preflights' sessions themselves are stored unsealed).
@@ -347,11 +347,15 @@ def mcp_command(
                     transport=chosen,
                     public_url=url,
                     closing=closing,
+                    opened=checked,
                 )
             except RuntimeError as exc:
                 typer.echo(f"preflight-fsm: {exc}", err=True)
                 raise typer.Exit(2) from None
-            _serve_announced(server, chosen, options, store, preflights=True)
+            # The tools' one store answers /healthz and reclaims expired sessions
+            # periodically, as for the engine's tools (issue 29).
+            served = replace(options, health=checked.check, reclaim=checked.reclaim)
+            _serve_announced(server, chosen, served, store, checked.close, preflights=True)
         return
     with _reported(as_json=False):
         # Before the store opens: a person level nobody can sign is refused at start.

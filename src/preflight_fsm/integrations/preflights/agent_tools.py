@@ -60,7 +60,7 @@ from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
-from preflight_fsm.store import open_store
+from preflight_fsm.store import SessionStore, open_store
 
 __all__ = [
     "PreflightsTools",
@@ -226,8 +226,11 @@ def build_preflights_server(
     transport: str = "stdio",
     public_url: str | None = None,
     closing: ExitStack | None = None,
+    opened: SessionStore | None = None,
 ) -> MCPServer:
-    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
+    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
+    ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
+    checked, reclaims from and asks for /healthz, so one process holds one store).
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
@@ -259,7 +262,7 @@ def build_preflights_server(
     def may_use(owner: str | None) -> bool:
         return current_caller(teams).may_use(owner, teams)
 
-    sessions = StoreSessionAdapter(open_store(store), owner=principal, may_use=may_use)
+    sessions = StoreSessionAdapter(opened or open_store(store), owner=principal, may_use=may_use)
     app = build_store_app(store, flow, guard, answered_by="agent", sessions=sessions)
     tools = PreflightsTools(app, repo_roots=repo_roots, principal=principal)
     forms = PreflightsForms(
