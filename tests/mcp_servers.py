@@ -39,6 +39,8 @@ from mcp_types import CallToolResult
 from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
 from preflight_fsm.mcp.policy import AnswersFrom
+from preflight_fsm.people import People
+from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store import Sessions, open_store
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
@@ -119,10 +121,13 @@ async def connect_memory(
     elicitation: ElicitationFnT | None = None,
     answers_from: AnswersFrom = "any",
     preflights: bool = False,
+    people: People | None = None,
+    seal_key_file: Path | None = None,
 ) -> AsyncIterator[Client]:
     """A client connected in memory to the server `preflight-fsm mcp --store STORE` serves over
-    stdio (``--answers-from``, ``--preflights`` as given), built as the command builds it; no
-    error may be logged (a traceback) while it is connected."""
+    stdio (``--answers-from``, ``--preflights``, ``--people``, ``--seal-key-file`` as given),
+    built as the command builds it; no error may be logged (a traceback) while it is
+    connected."""
     records = _Records()
     root = logging.getLogger()
     root.addHandler(records)
@@ -139,11 +144,17 @@ async def connect_memory(
         else:
             opened = open_store(store)
             closing.append(opened.close)
-            sessions = Sessions(opened)
-            page, listener = answer_page(sessions, "stdio", None)
+            keys = SealKeys.from_file(seal_key_file) if seal_key_file is not None else None
+            sessions = Sessions(opened, keys=keys)
+            page, listener = answer_page(sessions, "stdio", None, people)
             if listener is not None:
                 closing.insert(0, listener.stop)
-            server = build_server(sessions, answers_from=answers_from, page=page)
+            server = build_server(
+                sessions,
+                request_state_keys=keys.keys if keys else (),
+                answers_from=answers_from,
+                page=page,
+            )
         async with Client(
             InMemoryTransport(server),
             mode=mode,
@@ -214,13 +225,14 @@ def http_server(
     name: str = "http",
     *extra: str,
     host: str = "127.0.0.1",
+    port: int | None = None,
     env: dict[str, str] | None = None,
 ) -> Iterator[HttpServer]:
-    """Run an HTTP server on a free port of ``host`` (a loopback address) for the block, with
-    ``env`` added to its environment; stop it afterwards."""
-    for _attempt in range(5):  # another process may take the free port first
-        port = free_port()
-        stderr = cwd / f"{name}-{port}.stderr"
+    """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
+    for the block, with ``env`` added to its environment; stop it afterwards."""
+    for _attempt in range(5 if port is None else 1):  # another process may take a free port
+        chosen = port or free_port()
+        stderr = cwd / f"{name}-{chosen}.stderr"
         with stderr.open("wb") as errors:
             process = subprocess.Popen(
                 [
@@ -231,7 +243,7 @@ def http_server(
                     "--host",
                     host,
                     "--port",
-                    str(port),
+                    str(chosen),
                     "--store",
                     store,
                     *extra,
@@ -244,7 +256,7 @@ def http_server(
         deadline = time.monotonic() + START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:
             try:
-                socket.create_connection((host, port), timeout=0.2).close()
+                socket.create_connection((host, chosen), timeout=0.2).close()
                 break
             except OSError:
                 time.sleep(0.05)
@@ -253,7 +265,7 @@ def http_server(
             process.wait(timeout=10)
             continue
         try:
-            yield HttpServer(f"http://{host}:{port}/mcp", process, stderr, store)
+            yield HttpServer(f"http://{host}:{chosen}/mcp", process, stderr, store)
         finally:
             if process.poll() is None:
                 process.terminate()
@@ -263,7 +275,7 @@ def http_server(
                     process.kill()
                     process.wait(timeout=10)
         return
-    raise RuntimeError("the HTTP server did not start on a free loopback port in 5 tries")
+    raise RuntimeError(f"the HTTP server did not start on a loopback port ({stderr.read_text()})")
 
 
 class SharedHttpServers:
