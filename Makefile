@@ -119,12 +119,16 @@ fuzz: $(STAMP)
 
 # The seeded fault simulator of the session layer (tests/sim.py): SEEDS seeded runs per backend,
 # SIM_SESSIONS random sessions each, under injected store faults; prints what the runs did and
-# every failure with its seed (the same seed repeats it exactly). `make test` runs a few.
+# every failure with its seed (the same seed repeats it exactly). `make test` runs a few. Then its
+# LLM mode (tests/sim_llm.py): SIM_LLM_SEEDS runs of Preflights' rounds through the LLM guard, the
+# provider dripping, stalling or failing (each fault costs a deadline, hence fewer seeds).
 SEEDS ?= 200
 SIM_SESSIONS ?= 40
 SIM_BACKENDS ?= memory,sqlite,redis
+SIM_LLM_SEEDS ?= 20
 sim: $(STAMP)
 	$(BIN)/python tests/sim.py --seeds $(SEEDS) --sessions $(SIM_SESSIONS) --backends $(SIM_BACKENDS)
+	$(BIN)/python tests/sim.py --llm --seeds $(SIM_LLM_SEEDS) --sessions 6 --backends memory,sqlite
 
 # Preflights 1.1.4's own test suite with its mock routed to preflight-fsm, in a venv of its own
 # (the 1.x mcp SDK its server needs); downloads Preflights' sdist for its tests (docs/preflights.md).

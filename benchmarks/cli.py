@@ -7,8 +7,8 @@ with one model (what any command that runs the engine pays at least), Preflights
 fresh session and ``preflight-fsm answer`` of that session to Done. Each figure is the CPU time
 the process used (user + system, from ``wait4``), which a shared machine's load does not stretch
 as it stretches wall time; medians over the rounds. The commands run in a throw-away directory
-with their own SQLite store. Targets (issue 25): ``start`` and ``answer`` at most 1.0 x
-``pf --help``.
+with their own SQLite store. Target (issue 32): ``start`` and ``answer`` at most 1.5 x
+``pf --help`` (issue 25 asked 1.0 x, which pydantic's import alone exceeds: docs/performance.md).
 
 Both sides run from bytecode, as installed programs do: pip compiled ``pf`` when it installed it,
 and this module compiles the package's modules before timing (D163). Without that, an editable
@@ -36,8 +36,8 @@ from benchmarks.workloads import SCENARIOS
 __all__ = ["cli_figures"]
 
 BIN = Path(sys.executable).parent
-TARGET = 1.0
-"""``start`` and ``answer`` over ``pf --help``, in CPU time."""
+TARGET = 1.5
+"""``start`` and ``answer`` over ``pf --help``, in CPU time (issue 32)."""
 PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass Model(BaseModel):\n    x: int"
 
 

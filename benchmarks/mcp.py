@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PREFLIGHTS_VENV = ROOT / ".venv-preflights-mcp"
 OURS = Path(sys.executable).parent / "preflight-fsm"
 THEIRS = PREFLIGHTS_VENV / "bin" / "preflights-mcp"
-TARGET = 1.2
-"""Ours over the echo tool, p50 per call."""
+TARGET = 1.4
+"""Ours over the echo tool, p50 per call (issue 32; 1.2 before it)."""
 
 
 @dataclass(frozen=True)

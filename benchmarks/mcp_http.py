@@ -39,11 +39,11 @@ from benchmarks.mcp import OURS, sdk_missing
 from benchmarks.report import Figure
 from benchmarks.timing import process_cpu
 
-__all__ = ["http_figures"]
+__all__ = ["http_figures", "serving"]
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 1.3
-"""Ours over the echo tool, server CPU per call."""
+TARGET = 1.4
+"""Ours over the echo tool, server CPU per call (issue 32; 1.3 before it)."""
 SCALING_TARGET = 1.8
 AUTH_TARGET = 1.05
 """With authentication over without, server CPU per call (issue 29)."""
@@ -65,7 +65,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _serving(command: list[str], cwd: Path) -> Iterator[tuple[str, int]]:
+def serving(command: list[str], cwd: Path) -> Iterator[tuple[str, int]]:
     """Run an HTTP server (``command`` + ``--port``-style argument appended by the caller's
     ``{port}``) until the block ends; yield its URL and pid."""
     port = _free_port()
@@ -187,10 +187,10 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
         token = add_token(work / "tokens.toml", "bench")
         with (
             throwaway_redis(work) as redis_url,
-            _serving([*ours, redis_url], work) as (one, one_pid),
-            _serving([*ours, redis_url], work) as (two, two_pid),
-            _serving([*ours, redis_url, "--tokens", "tokens.toml"], work) as (authed, auth_pid),
-            _serving(echo, ROOT) as (floor, floor_pid),
+            serving([*ours, redis_url], work) as (one, one_pid),
+            serving([*ours, redis_url], work) as (two, two_pid),
+            serving([*ours, redis_url, "--tokens", "tokens.toml"], work) as (authed, auth_pid),
+            serving(echo, ROOT) as (floor, floor_pid),
         ):
             runner: Callable[[], Any] = lambda: _measure(  # noqa: E731
                 {"ours": [one], "echo": [floor], "pair": [one, two], "auth": [authed]},

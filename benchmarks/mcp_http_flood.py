@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.mcp import OURS, sdk_missing
-from benchmarks.mcp_http import _serving
+from benchmarks.mcp_http import serving
 from benchmarks.report import Figure
 
 __all__ = ["flood_figures"]
@@ -88,7 +88,7 @@ def flood_figures(calls: int) -> list[Figure]:
         other = add_token(work / "tokens.toml", "other")
         command = [str(OURS), "mcp", "--transport", "http", "--port", "{port}"]
         store = ["--store", str(work / "s.sqlite3"), "--tokens", "tokens.toml"]
-        with _serving([*command, *store], work) as (url, _pid):
+        with serving([*command, *store], work) as (url, _pid):
             measured = anyio.run(_latencies, url, other, flooder, calls)
     ratio = measured["flooded"] / measured["alone"]
     return [

@@ -100,6 +100,15 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_http_servers() -> Iterator[None]:
+    """Stop the HTTP servers tests shared (``mcp_servers.shared_http_server``) when they end."""
+    yield
+    servers = sys.modules.get("mcp_servers")  # never imported by a run that started none
+    if servers is not None:
+        servers.stop_shared_http_servers()
+
+
 @pytest.fixture(scope="session")
 def built_package(tmp_path_factory: pytest.TempPathFactory) -> BuiltPackage:
     """The sdist, the wheel and a wheelhouse for installing it (``built_package``), built once

@@ -11,16 +11,19 @@ tests that remain keep the process boundary).
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,6 +39,7 @@ from mcp_types import CallToolResult
 from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
 from preflight_fsm.mcp.policy import AnswersFrom
+from preflight_fsm.people import People
 from preflight_fsm.store import Sessions, open_store
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
@@ -52,6 +56,7 @@ __all__ = [
     "free_port",
     "http_server",
     "redis_missing",
+    "shared_http_server",
     "stdio_parameters",
     "throwaway_redis",
 ]
@@ -115,10 +120,11 @@ async def connect_memory(
     elicitation: ElicitationFnT | None = None,
     answers_from: AnswersFrom = "any",
     preflights: bool = False,
+    people: People | None = None,
 ) -> AsyncIterator[Client]:
     """A client connected in memory to the server `preflight-fsm mcp --store STORE` serves over
-    stdio (``--answers-from``, ``--preflights`` as given), built as the command builds it; no
-    error may be logged (a traceback) while it is connected."""
+    stdio (``--answers-from``, ``--preflights``, ``--people`` as given), built as the command
+    builds it; no error may be logged (a traceback) while it is connected."""
     records = _Records()
     root = logging.getLogger()
     root.addHandler(records)
@@ -129,12 +135,14 @@ async def connect_memory(
                 build_preflights_server,
             )
 
-            server = build_preflights_server(store, answers_from=answers_from)
+            stack = ExitStack()  # the answer page's loopback listener, under web
+            closing.append(stack.close)
+            server = build_preflights_server(store, answers_from=answers_from, closing=stack)
         else:
             opened = open_store(store)
             closing.append(opened.close)
             sessions = Sessions(opened)
-            page, listener = answer_page(sessions, "stdio", None)
+            page, listener = answer_page(sessions, "stdio", None, people)
             if listener is not None:
                 closing.insert(0, listener.stop)
             server = build_server(sessions, answers_from=answers_from, page=page)
@@ -193,6 +201,7 @@ class HttpServer:
     url: str
     process: subprocess.Popen[bytes]
     stderr: Path
+    store: str
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs."""
@@ -202,13 +211,19 @@ class HttpServer:
 
 @contextmanager
 def http_server(
-    store: str, cwd: Path, name: str = "http", *extra: str, host: str = "127.0.0.1"
+    store: str,
+    cwd: Path,
+    name: str = "http",
+    *extra: str,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[HttpServer]:
-    """Run an HTTP server on a free port of ``host`` (a loopback address) for the block; stop
-    it afterwards."""
-    for _attempt in range(5):  # another process may take the free port first
-        port = free_port()
-        stderr = cwd / f"{name}-{port}.stderr"
+    """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
+    for the block, with ``env`` added to its environment; stop it afterwards."""
+    for _attempt in range(5 if port is None else 1):  # another process may take a free port
+        chosen = port or free_port()
+        stderr = cwd / f"{name}-{chosen}.stderr"
         with stderr.open("wb") as errors:
             process = subprocess.Popen(
                 [
@@ -219,7 +234,7 @@ def http_server(
                     "--host",
                     host,
                     "--port",
-                    str(port),
+                    str(chosen),
                     "--store",
                     store,
                     *extra,
@@ -227,12 +242,12 @@ def http_server(
                 cwd=cwd,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"},
             )
         deadline = time.monotonic() + START_TIMEOUT
         while process.poll() is None and time.monotonic() < deadline:
             try:
-                socket.create_connection((host, port), timeout=0.2).close()
+                socket.create_connection((host, chosen), timeout=0.2).close()
                 break
             except OSError:
                 time.sleep(0.05)
@@ -241,7 +256,7 @@ def http_server(
             process.wait(timeout=10)
             continue
         try:
-            yield HttpServer(f"http://{host}:{port}/mcp", process, stderr)
+            yield HttpServer(f"http://{host}:{chosen}/mcp", process, stderr, store)
         finally:
             if process.poll() is None:
                 process.terminate()
@@ -251,4 +266,63 @@ def http_server(
                     process.kill()
                     process.wait(timeout=10)
         return
-    raise RuntimeError("the HTTP server did not start on a free loopback port in 5 tries")
+    raise RuntimeError(f"the HTTP server did not start on a loopback port ({stderr.read_text()})")
+
+
+class SharedHttpServers:
+    """HTTP servers shared by the tests of one process (:func:`shared_http_server`): one
+    `preflight-fsm mcp --transport http` per set of options, started when a test first asks for
+    it and stopped when the tests end (conftest.py) or the process exits.
+
+    Starting the server costs about 2 s of CPU (importing the SDK builds its pydantic models),
+    more than most tests that call it. A test that only calls the server (its own sessions, its own
+    client) shares one; a test of the process itself (start-up, exit codes, kill -9, a restart,
+    options read from the environment or from a file of its own) starts its own with
+    :func:`http_server`. Each server has a SQLite store of its own, shared by the tests that share
+    the server: a test reads back only the sessions it started.
+    """
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="preflight-fsm-shared-http-"))
+        self.running: dict[tuple[str, ...], HttpServer] = {}
+        self.stack = ExitStack()
+
+    def stop(self) -> None:
+        """Stop every server started and remove their stores."""
+        self.stack.close()
+        self.running.clear()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    @contextmanager
+    def serving(self, *extra: str) -> Iterator[HttpServer]:
+        """The running server started with the options ``extra`` (started now if none is, or if
+        it has exited); what it prints on standard error meanwhile must hold no traceback."""
+        server = self.running.get(extra)
+        if server is None or server.process.poll() is not None:
+            directory = Path(tempfile.mkdtemp(dir=self.directory))
+            store = str(directory / "sessions.sqlite3")
+            server = self.stack.enter_context(http_server(store, directory, "shared", *extra))
+            self.running[extra] = server
+        printed = server.stderr.stat().st_size
+        yield server
+        with server.stderr.open("rb") as errors:
+            errors.seek(printed)
+            assert b"Traceback" not in errors.read()
+
+
+_shared: list[SharedHttpServers] = []
+
+
+def shared_http_server(*extra: str) -> AbstractContextManager[HttpServer]:
+    """This process's shared HTTP server started with the options ``extra``, for the block (see
+    :class:`SharedHttpServers`); ``store`` names its store, ``url`` where it serves."""
+    if not _shared:
+        _shared.append(SharedHttpServers())
+        atexit.register(stop_shared_http_servers)
+    return _shared[0].serving(*extra)
+
+
+def stop_shared_http_servers() -> None:
+    """Stop the shared HTTP servers (conftest.py, when the tests end)."""
+    while _shared:
+        _shared.pop().stop()

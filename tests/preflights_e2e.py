@@ -22,6 +22,13 @@ from preflight_fsm import default_flow
 OTHER = "Other (specify)"
 # What Preflights' core asks when it cannot derive an allowlist (Backend, Infra, Other, …).
 CORE_ANSWERS = {"allowlist_paths": "src/", "acceptance_criteria": "It works as described"}
+DATABASE_MYSQL_AT_PROMPTS = [
+    ("change_category:", "3"),
+    ("db_type:", "2"),
+    ("allowlist_paths:", "src/db/"),
+    ("acceptance_criteria:", "ok"),
+]
+"""What a person types at pf's prompts for "Improve the checkout flow": Database, then MySQL."""
 PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
 TIMEOUT = 60
 # A developer's own provider settings must not reach a test's pf.

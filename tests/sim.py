@@ -16,9 +16,10 @@ writers). A model keeps what each client was told and checks, after each step an
 
 Everything is drawn from one seed; the events of a run (and so a failure) repeat exactly for
 the same seed, backend and size. ``make test`` runs a few seeds (``tests/test_sim.py``);
-``make sim SEEDS=N`` runs N seeds per backend::
+``make sim SEEDS=N`` runs N seeds per backend, then the LLM mode (``tests/sim_llm.py``)::
 
     python tests/sim.py --seeds 200 --sessions 40 --backends memory,sqlite,redis
+    python tests/sim.py --llm --seeds 20 --sessions 6
 """
 
 from __future__ import annotations
@@ -364,18 +365,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--first", type=int, default=0, help="the first seed")
     parser.add_argument("--sessions", type=int, default=40, help="sessions per run")
     parser.add_argument("--backends", default="memory,sqlite", help="memory,sqlite,redis")
+    parser.add_argument("--llm", action="store_true", help="the LLM mode (tests/sim_llm.py)")
     options = parser.parse_args(argv)
     began = time.perf_counter()
     seeds = range(options.first, options.first + options.seeds)
     backends = tuple(b for b in options.backends.split(",") if b)
+    run = simulate
+    if options.llm:  # Preflights' rounds through the LLM guard, the provider faulty too
+        from sim_llm import simulate as run
     failed = 0
-    for backend, reports in simulate(seeds, backends, options.sessions).items():
+    for backend, reports in run(seeds, backends, options.sessions).items():
         faults = sum(len(r.faults) for r in reports)
         acked = sum(r.acknowledged for r in reports)
         failures = [f for r in reports for f in r.failures]
         failed += len(failures)
         print(
-            f"{backend}: {len(reports)} seeded runs, {acked} acknowledged steps, "
+            f"{backend}{' (llm)' if options.llm else ''}: {len(reports)} seeded runs, "
+            f"{acked} acknowledged steps, "
             f"{faults} faults injected, {len(failures)} failures"
         )
         for failure in failures[:20]:

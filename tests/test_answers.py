@@ -144,6 +144,15 @@ def test_unknown_ids_are_listed_and_nothing_is_recorded() -> None:
     assert 1 == feedback["issue_count"]
 
 
+def test_an_unknown_id_that_nearly_spells_one_is_named_in_the_action() -> None:
+    """The action names the id a misspelled key nearly spells; the key stays unknown (C5)."""
+    feedback = refused(
+        ClarificationMachine("Improve the checkout flow"), {"change_categroy": "Database"}
+    )
+    assert ["change_categroy"] == feedback["issues"]["unknown"]
+    assert "('change_categroy': did you mean 'change_category'?)" in feedback["action"]
+
+
 def test_feedback_has_the_documented_shape_and_never_says_try_again() -> None:
     """C5: the feedback is {result, issues{invalid, missing, unknown}, issue_count, action}."""
     feedback = refused(

@@ -822,6 +822,17 @@ def test_a_stored_chat_refuses_to_save_into_a_removed_store(command: str, tmp_pa
     assert "Which database type?" not in out
 
 
+def test_chat_session_by_prefix_names_the_whole_id_to_resume(tmp_path: Path) -> None:
+    """`chat --session` takes a unique prefix of the id; ending early names the whole id to
+    resume with (a prefix that is unique today may not be tomorrow)."""
+    store = str(tmp_path / "sessions.sqlite3")
+    started = CliRunner().invoke(app, ["start", "Improve the feedback form", "--store", store])
+    session_id = started.stdout.split()[1]
+    result = _chat("--session", session_id[:6], "--store", store, stdin="3\n")
+    assert 1 == result.returncode
+    assert f"resume it with `preflight-fsm chat --session {session_id}`" in result.stderr
+
+
 def test_piped_endless_input_is_refused_not_read_to_its_end(command: str) -> None:
     """`chat ... < /dev/zero`: a line longer than MAX_LINE is a usage error (exit 2) saying so,
     read no further (issue 23 item 8)."""

@@ -16,7 +16,12 @@ from preflight_fsm.cli import app
 from preflight_fsm.flow import load_flow
 
 FLOW_V1 = 'name = "team"\n[category_question]\ntext = "What type of change is this?"\n'
-FLOW_V2_SAME = 'name = "team"\n[category_question]\ntext = "What kind of change is it?"\n'
+# Version 2 words the question otherwise and allows shorter answers: another replay (D261).
+FLOW_V2_SHORTER = (
+    'name = "team"\n[category_question]\ntext = "What kind of change is it?"\n'
+    "[limits]\nmax_answer_chars = 400\n"
+)
+FLOW_V2_REWORDED = 'name = "team"\n[category_question]\ntext = "What kind of change is it?"\n'
 # Version 3 drops the Database category: a session that chose it diverges.
 FLOW_V3_FEWER = 'name = "team"\n\n' + "\n\n".join(
     block
@@ -61,7 +66,7 @@ def test_a_session_finishes_on_the_flow_it_started_on(cwd: Path) -> None:
     """C10: after the flow file changed, the session steps on its registered earlier version."""
     flow = release(cwd, FLOW_V1)
     code, started = run("start", "Improve the feedback form", "--flow", str(flow))
-    release(cwd, FLOW_V2_SAME)
+    release(cwd, FLOW_V2_SHORTER)
     code, shown = run("show", started["session_id"], "--flow", str(flow))
     assert (0, "What type of change is this?") == (code, shown["turn"]["questions"][0]["question"])
     code, done = run(
@@ -75,7 +80,7 @@ def test_list_names_each_sessions_flow_and_filters_by_it(cwd: Path) -> None:
     flow = release(cwd, FLOW_V1)
     old = load_flow(flow).fingerprint
     _, first = run("start", "Improve the feedback form", "--flow", str(flow))
-    release(cwd, FLOW_V2_SAME)
+    release(cwd, FLOW_V2_SHORTER)
     _, second = run("start", "Improve the feedback form", "--flow", str(flow))
     _, listed = run("list", "--flow", str(flow))
     flows = {s["session_id"]: s["flow"] for s in listed["sessions"]}
@@ -163,3 +168,45 @@ def test_flow_show_prints_the_default_flow_as_a_file_to_start_from(tmp_path: Pat
     mine = tmp_path / "mine.toml"
     mine.write_text(result.stdout, encoding="utf-8")
     assert (0, default_flow().fingerprint) == (result.exit_code, load_flow(mine).fingerprint)
+
+
+def test_a_reworded_question_keeps_the_session_running_in_its_new_words(cwd: Path) -> None:
+    """D261: the fingerprint leaves wording out, so a session started before a question was
+    reworded in place (no earlier version kept) is shown in the new words and finishes."""
+    flow = cwd / "team.toml"
+    flow.write_text(FLOW_V1)
+    _, started = run("start", "Improve the feedback form", "--flow", str(flow))
+    flow.write_text(FLOW_V2_REWORDED)
+    code, shown = run("show", started["session_id"], "--flow", str(flow))
+    assert (0, "What kind of change is it?") == (code, shown["turn"]["questions"][0]["question"])
+    code, done = run(
+        "answer", started["session_id"], "change_category=Billing", "--flow", str(flow)
+    )
+    assert (0, "Done") == (code, done["turn"]["state"])
+
+
+def test_a_changed_keyword_strands_the_session_with_an_error_naming_flow(cwd: Path) -> None:
+    """D261: a keyword routes intentions, so changing one makes another flow; a session on the
+    old one is refused (exit 2) with what to pass: --flow FILE, or the file kept in .versions/."""
+    default = (Path(__file__).parents[1] / "src/preflight_fsm/flows/default.toml").read_text()
+    flow = cwd / "team.toml"
+    flow.write_text(default.replace('name = "default"', 'name = "team"', 1))
+    _, started = run("start", "Improve the feedback form", "--flow", str(flow))
+    flow.write_text(flow.read_text().replace('"component"]', '"component", "widget"]'))
+    result = CliRunner().invoke(
+        app, ["answer", started["session_id"], "change_category=Billing", "--flow", str(flow)]
+    )
+    assert 2 == result.exit_code
+    assert "flow 'team'" in result.output
+    assert "--flow FILE" in result.output
+    assert "FLOW.versions/" in result.output
+
+
+def test_a_session_started_with_flow_answered_without_it_names_flow(cwd: Path) -> None:
+    """A session started on --flow FILE and answered without it is refused naming the option."""
+    flow = cwd / "team.toml"
+    flow.write_text(FLOW_V2_SHORTER)
+    _, started = run("start", "Improve the feedback form", "--flow", str(flow))
+    result = CliRunner().invoke(app, ["answer", started["session_id"], "change_category=Billing"])
+    assert 2 == result.exit_code
+    assert "--flow FILE" in result.output

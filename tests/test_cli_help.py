@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from preflight_fsm.cli.examples import EXAMPLES
+
 COMMAND = str(Path(sys.executable).parent / "preflight-fsm")
 COMMANDS = (
     "chat",
@@ -55,6 +57,39 @@ def test_help_pages_hold_a_persons_words(name: str, page: str) -> None:
     """No help page shows a contract id, a state name, a Python type or a brace placeholder."""
     assert page.startswith("Usage: "), page
     assert ([], []) == (MACHINE_WORDS.findall(page), [s for s in STATES if s in page])
+
+
+def test_every_command_page_ends_with_its_examples() -> None:
+    """Each command's help page (pf's is Preflights' own) shows the examples of that command,
+    as gh's and uv's pages do; the main page shows a few of them."""
+    from preflight_fsm.cli import _LAZY
+    from preflight_fsm.cli.examples import examples_of
+
+    missing = [name for name in _LAZY if name != "pf" and not examples_of(name)]
+    shown = "Examples:\n  $ preflight-fsm answer 5b0f change_category=3\n"
+    page = run("answer", "--help").stdout
+    assert ([], shown) == (missing, page[page.index("Examples:") :][: len(shown)])
+    assert '$ preflight-fsm chat "Add OAuth login"' in run("--help").stdout
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_is_accepted_by_the_command_line(example: str) -> None:
+    """Every example names options, choices and arguments that its command takes (parsed by
+    the command line itself, without running it)."""
+    import shlex
+
+    import typer
+
+    from preflight_fsm.cli import app
+
+    words = shlex.split(example)
+    cut = [i for i, word in enumerate(words) if word in {"|", ">"}]
+    args = words[1 : cut[0] if cut else None]
+    group = typer.main.get_group(app)
+    with typer.Context(group, info_name="preflight-fsm") as ctx:
+        name, command, rest = group.resolve_command(ctx, args)
+        assert command is not None, example
+        command.make_context(name, rest, parent=ctx).close()
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ from terminal import Terminal
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`preflight-fsm mcp ARGS` as a process, its input empty: for what only a process shows
+    (its exit status, a refusal before it serves, stdio's end)."""
     return subprocess.run(
         [PREFLIGHT_FSM, "mcp", *args],
         cwd=cwd,
@@ -20,6 +22,30 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         input="",
         timeout=60,
         check=False,
+    )
+
+
+def _invoke(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`preflight-fsm mcp ARGS` in this process (the command line's own entry, through click's
+    test runner), in ``cwd`` with ``env`` added: for the options' own checks, without the ~1.5 s
+    of CPU a process spends importing the SDK."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+    from preflight_fsm.cli import mcp as _mcp  # noqa: F401 - registers the command
+
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, ["mcp", *args], input="", env=env, catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(
+        ["preflight-fsm", "mcp", *args], result.exit_code, result.stdout, result.stderr
     )
 
 
@@ -54,7 +80,7 @@ def test_preflights_shapes_without_their_builder_are_a_clear_usage_error(tmp_pat
 
 def test_an_unknown_answers_from_policy_is_a_usage_error(tmp_path: Path) -> None:
     """--answers-from takes any, user, web or person; anything else exits 2 saying so."""
-    done = _run("--answers-from", "everyone", cwd=tmp_path)
+    done = _invoke("--answers-from", "everyone", cwd=tmp_path)
     assert 2 == done.returncode
     assert "Traceback" not in done.stderr
     assert "use any, user, web or person" in done.stderr
@@ -70,20 +96,16 @@ def test_the_person_level_without_anyone_enrolled_is_refused_at_start(
 ) -> None:
     """--answers-from person (or PREFLIGHT_FSM_ANSWERS_FROM=person) with a missing or empty
     people file exits 2 before serving, naming `people enroll`."""
-    import os
-
     extra: list[str] = [] if environment else ["--answers-from", "person"]
     if people is not None:
         (tmp_path / "people.toml").write_text(people)
         extra += ["--people", str(tmp_path / "people.toml")]
-    done = subprocess.run(
-        [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "s.sqlite3"), *extra],
+    done = _invoke(
+        "--store",
+        str(tmp_path / "s.sqlite3"),
+        *extra,
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        input="",
-        timeout=60,
-        env={**os.environ, "PREFLIGHT_FSM_ANSWERS_FROM": "person" if environment else "any"},
+        env={"PREFLIGHT_FSM_ANSWERS_FROM": "person" if environment else "any"},
     )
     assert (2, "") == (done.returncode, done.stdout)
     assert "preflight-fsm people enroll NAME" in done.stderr
@@ -92,17 +114,7 @@ def test_the_person_level_without_anyone_enrolled_is_refused_at_start(
 
 def test_an_unknown_policy_in_the_environment_is_a_usage_error(tmp_path: Path) -> None:
     """PREFLIGHT_FSM_ANSWERS_FROM is checked like the option, and named in the error."""
-    import os
-
-    done = subprocess.run(
-        [PREFLIGHT_FSM, "mcp"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        input="",
-        timeout=60,
-        env={**os.environ, "PREFLIGHT_FSM_ANSWERS_FROM": "agents"},
-    )
+    done = _invoke(cwd=tmp_path, env={"PREFLIGHT_FSM_ANSWERS_FROM": "agents"})
     assert 2 == done.returncode
     assert "PREFLIGHT_FSM_ANSWERS_FROM" in done.stderr
 
@@ -156,3 +168,18 @@ def test_stdio_on_a_terminal_says_what_it_is_and_ctrl_c_exits_130(tmp_path: Path
         term.close()
     assert "claude mcp add preflight-fsm -- " in term.output
     assert "preflight-fsm: stopped (Ctrl-C)" in term.output
+
+
+def test_stdio_started_on_pipes_as_an_agent_does_writes_nothing_but_the_protocol(
+    tmp_path: Path,
+) -> None:
+    """Started on pipes, as an agent's host starts it, the stdio server greets nobody: nothing
+    on standard error, nothing on standard output but replies, and the end of input ends it
+    with 0."""
+    ended = subprocess.run(
+        [PREFLIGHT_FSM, "mcp", "--store", str(tmp_path / "sessions.sqlite3")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (0, b"", b"") == (ended.returncode, ended.stdout, ended.stderr)

@@ -281,7 +281,7 @@ def test_list_prints_a_table(cwd: Path) -> None:
     assert ["SESSION", "STATE", "TURN", "CHANGED", "FLOW", "INTENTION"] == lines[0].split()
     row = lines[1].split()
     assert [session_id, "NeedPrimaryField", "1"] == row[:3]
-    assert ["ago", "default@933558696d03ac0d", "(current)", "Add", "OAuth", "login"] == row[4:]
+    assert ["ago", "default@f89c69ac6331d44d", "(current)", "Add", "OAuth", "login"] == row[4:]
 
 
 def test_delete_prints_what_it_deleted(cwd: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -229,6 +230,21 @@ def test_scale_sizes_a_png(tmp_path: Path) -> None:
         assert 0 == result.exit_code, result.output
         widths.append(int.from_bytes(out.read_bytes()[16:20], "big"))  # the IHDR width
     assert 2.0 == pytest.approx(widths[1] / widths[0], abs=0.01)  # Graphviz rounds a pixel
+
+
+def test_scale_sizes_an_svg(tmp_path: Path) -> None:
+    """--scale 2 draws the SVG twice as wide and high (its width and height, in points)."""
+    if not HAS_DOT:
+        pytest.skip("Graphviz's `dot` is not on PATH (apt-get install graphviz)")
+    sizes = []
+    for scale in ("1", "2"):
+        result = runner.invoke(app, ["diagram", "--format", "svg", "--scale", scale])
+        assert 0 == result.exit_code, result.output
+        found = re.search(r'<svg width="(\d+)pt" height="(\d+)pt"', result.stdout)
+        assert found is not None, result.stdout[:300]
+        sizes.append((int(found.group(1)), int(found.group(2))))
+    (width, height), (scaled_width, scaled_height) = sizes
+    assert (2.0, 2.0) == pytest.approx((scaled_width / width, scaled_height / height), abs=0.01)
 
 
 def test_scale_of_a_text_format_is_refused() -> None:

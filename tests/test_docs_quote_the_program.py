@@ -67,3 +67,83 @@ def test_port_help_says_its_range_in_words(command: str) -> None:
         "<=x<=" in done.stdout,
         "1 to 65535" in done.stdout,
     )
+
+
+def _read(doc: str) -> str:
+    """``doc``'s text with its line wrapping undone (a quotation may span two lines)."""
+    return " ".join((ROOT / doc).read_text().split())
+
+
+def test_docs_cli_quotes_what_chat_says_to_a_number_or_a_stray_key() -> None:
+    """docs/cli.md's refusals of `9` and of a stray `n` are what chat says to them."""
+    from preflight_fsm import ClarificationMachine
+    from preflight_fsm.cli.replies import RefusedReply, parse_reply
+
+    turn = ClarificationMachine("Add OAuth login").turn  # four options, as the docs show
+    said = []
+    for typed in ("9", "n"):
+        with pytest.raises(RefusedReply) as refused:
+            parse_reply(turn, typed)
+        said.append(str(refused.value))
+    assert [True, True] == [f'"{message}"' in _read("docs/cli.md") for message in said], said
+
+
+def test_docs_cli_quotes_the_did_you_mean_of_an_answer_key(tmp_path: Path) -> None:
+    """docs/cli.md's answer to `change_categroy=3` is what `answer` prints, exit 2."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    store = str(tmp_path / "sessions.sqlite3")
+    started = CliRunner().invoke(app, ["start", "Improve the checkout flow", "--store", store])
+    session_id = started.stdout.split()[1]
+    done = CliRunner().invoke(app, ["answer", session_id, "change_categroy=3", "--store", store])
+    quoted = re.search(r"`(change_categroy= is no question [^`]*)`", _read("docs/cli.md"))
+    assert quoted is not None
+    assert (2, True) == (done.exit_code, quoted.group(1) in done.stderr)
+
+
+def test_docs_cli_quotes_the_did_you_mean_of_a_flow_key(tmp_path: Path) -> None:
+    """docs/cli.md's answer to a flow file's `keyword` is what loading the flow says."""
+    from preflight_fsm.errors import InvalidFlow
+    from preflight_fsm.flow import load_flow
+
+    default = (ROOT / "src/preflight_fsm/flows/default.toml").read_text()
+    flow = tmp_path / "typo.toml"
+    flow.write_text(default.replace("keywords = ", "keyword = ", 1))
+    quoted = re.search(r"`(unknown keys: categories\.0\.keyword [^`]*)`", _read("docs/cli.md"))
+    assert quoted is not None
+    with pytest.raises(InvalidFlow) as refused:
+        load_flow(flow)
+    assert quoted.group(1) in str(refused.value)
+
+
+def test_docs_preflights_quotes_what_pf_says_on_ctrl_c() -> None:
+    """docs/preflights.md's line for a Ctrl-C at pf's prompt is the start of what pf prints."""
+    pytest.importorskip("preflights")
+    from preflight_fsm.integrations.preflights import hints
+
+    quoted = re.search(r"`(preflight-fsm: interrupted: [^`]*?) …`", _read("docs/preflights.md"))
+    assert quoted is not None
+    assert f"preflight-fsm: interrupted: {hints._KEPT}".startswith(quoted.group(1))
+
+
+def test_docs_cli_quotes_the_did_you_mean_of_a_command() -> None:
+    """docs/cli.md's answer to `preflight-fsm chaat` is what the command line prints, exit 2."""
+    quoted = re.search(r"`(No such command 'chaat'\.[^`]*)`", _read("docs/cli.md"))
+    assert quoted is not None
+    done = subprocess.run(
+        [PREFLIGHT_FSM, "chaat"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (2, True) == (done.returncode, quoted.group(1) in done.stderr)
+
+
+def test_docs_cli_quotes_what_chat_says_when_input_ends() -> None:
+    """docs/cli.md's line for input that ends before the session is what chat prints, exit 1."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    done = CliRunner().invoke(app, ["chat", "Add OAuth login"], input="")
+    said = done.stderr.strip()
+    assert (1, True) == (done.exit_code, f"`{said}`" in _read("docs/cli.md")), said

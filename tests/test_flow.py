@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from preflight_fsm import ClarificationMachine, InvalidFlow, default_flow, load_flow
-from preflight_fsm.flow import flow_from_data
+from preflight_fsm.flow import Flow, FlowRegistry, flow_from_data
 
 SPEC_QUESTIONS = {
     # category: (question id, text, options, field, hint, secondary)
@@ -216,9 +218,80 @@ def test_the_default_flow_is_the_shipped_flow_file() -> None:
     assert default_flow() == load_flow(DEFAULT_FLOW_FILE)
 
 
-def test_the_default_flows_fingerprint_is_the_one_0_1_0_sessions_carry() -> None:
-    """C10: changing the default flow's content strands stored sessions; register the old one."""
-    assert "933558696d03ac0d" == default_flow().fingerprint
+def test_the_default_flows_fingerprints_are_pinned() -> None:
+    """C10, D261: changing what replay depends on in the default flow strands stored sessions
+    (register the old one); the legacy content fingerprint is the one 0.1.0 sessions carry."""
+    assert ("f89c69ac6331d44d", "933558696d03ac0d") == default_flow().fingerprints
+
+
+def _default_with(change: Callable[[dict[str, Any]], None]) -> Flow:
+    data = default_flow().model_dump()
+    change(data)
+    return flow_from_data(data)
+
+
+def _set_question_text(data: dict[str, Any]) -> None:
+    data["categories"][0]["question"]["text"] = "Which front-end framework?"
+
+
+def _set_category_question_text(data: dict[str, Any]) -> None:
+    data["category_question"]["text"] = "What kind of change is it?"
+
+
+@pytest.mark.parametrize("reword", [_set_question_text, _set_category_question_text])
+def test_rewording_a_question_keeps_the_fingerprint(
+    reword: Callable[[dict[str, Any]], None],
+) -> None:
+    """D261: replay never reads a question's wording: it stays out of the fingerprint (the
+    content fingerprint, which keys the engine, still tells the two apart)."""
+    reworded = _default_with(reword)
+    assert default_flow().fingerprint == reworded.fingerprint
+    assert default_flow().content_fingerprint != reworded.content_fingerprint
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["categories"][0]["question"].update(options=["React", "Vue"]),
+        lambda d: d["categories"][0].update(keywords=["frontend", "widget"]),
+        lambda d: d["categories"][0].update(name="Client"),
+        lambda d: d["categories"][0]["question"].update(id="ui_framework"),
+        lambda d: d["categories"][0]["question"].update(field="UI library"),
+        lambda d: d["categories"][0].update(hint="adr"),
+        lambda d: d["limits"].update(max_answer_chars=400),
+        lambda d: d.update(other_option="Something else"),
+        lambda d: d.update(placeholders=["tbd"]),
+    ],
+    ids=["option", "keyword", "category", "id", "field", "hint", "limit", "other", "placeholder"],
+)
+def test_changing_what_replay_reads_changes_the_fingerprint(
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    """D261: options, keywords, category names, ids, fields, hints, limits, the Other label
+    (answers naming it are taken as Other) and placeholders decide a replay: a new fingerprint."""
+    assert default_flow().fingerprint != _default_with(change).fingerprint
+
+
+def test_a_registry_answers_to_the_legacy_content_fingerprint() -> None:
+    """D261: sessions and decisions made before carry the content fingerprint; it still names
+    the flow."""
+    registry = FlowRegistry(default_flow())
+    assert default_flow() is registry.get(default_flow().content_fingerprint)
+
+
+def test_the_current_flow_answers_for_an_earlier_version_that_only_words_it_otherwise() -> None:
+    """D261: a reworded current flow and its kept earlier version share a fingerprint; sessions
+    on it run in the current words, each version's content fingerprint still names itself."""
+    earlier = default_flow()
+    current = _default_with(_set_category_question_text)
+    registry = FlowRegistry(current, [earlier])
+    assert (current, earlier) == (
+        registry.get(current.fingerprint),
+        registry.get(earlier.content_fingerprint),
+    )
+    assert (current.fingerprint, current.content_fingerprint, earlier.content_fingerprint) == (
+        registry.aliases(earlier.content_fingerprint)
+    )
 
 
 # -- issue 23: flow files that would break later ---------------------------------------------

@@ -21,18 +21,33 @@ from preflight_fsm.table import transition_table
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, TIMEOUT
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``preflight-fsm conformance ARGS``."""
-    return subprocess.run(
-        [PREFLIGHT_FSM, "conformance", *args],
-        env={
-            **{k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)},
-            **(env or {}),
-        },
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+def run(
+    *args: str, env: dict[str, str] | None = None, process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm conformance ARGS``, no provider key inherited: in this process (the command
+    line's own entry, through click's test runner), or with ``process`` as a process."""
+    if process:
+        return subprocess.run(
+            [PREFLIGHT_FSM, "conformance", *args],
+            env={
+                **{k: v for k, v in os.environ.items() if not PROVIDER_VARIABLE.match(k)},
+                **(env or {}),
+            },
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    unset: dict[str, str | None] = {k: None for k in os.environ if PROVIDER_VARIABLE.match(k)}
+    result = CliRunner().invoke(
+        app, ["conformance", *args], env={**unset, **(env or {})}, catch_exceptions=False
+    )
+    return subprocess.CompletedProcess(
+        ["preflight-fsm", "conformance", *args], result.exit_code, result.stdout, result.stderr
     )
 
 
@@ -87,8 +102,8 @@ def test_a_recorded_run_replays_with_the_same_report(tmp_path: Path) -> None:
 
 
 def test_below_min_agreement_exits_one() -> None:
-    """For CI: Preflights' mock is far below 0.9."""
-    result = run("preflights-mock", "--min-agreement", "0.9")
+    """For CI: Preflights' mock is far below 0.9 (the exit status of a real process)."""
+    result = run("preflights-mock", "--min-agreement", "0.9", process=True)
     assert 1 == result.returncode
     assert "below --min-agreement 0.9" in result.stderr
 

@@ -25,6 +25,7 @@ from llm_server import WORDING, LLMServer, Reply
 from preflights_e2e import (
     CASES,
     CORE_ANSWERS,
+    DATABASE_MYSQL_AT_PROMPTS,
     Case,
     expected_decisions,
     make_repo,
@@ -163,14 +164,10 @@ def test_pf_answer_asks_the_llm_for_the_next_turn(
 def test_pf_with_a_provider_in_a_real_terminal(tmp_path: Path, provider_server: LLMServer) -> None:
     """In a pseudo-terminal the LLM's question is prompted, answered, and the session completes."""
     repo, home = make_repo(tmp_path)
-    steps = [
-        ("change_category:", "3"),
-        ("db_type:", "2"),
-        ("allowlist_paths:", "src/db/"),
-        ("acceptance_criteria:", "ok"),
-    ]
     args = ["start", "--llm-provider", "anthropic", "Improve the checkout flow"]
-    code, shown = pf_in_terminal(repo, home, args, steps, env=provider_server.env("anthropic"))
+    code, shown = pf_in_terminal(
+        repo, home, args, DATABASE_MYSQL_AT_PROMPTS, env=provider_server.env("anthropic")
+    )
     assert 0 == code
     assert "In your own words: which database type?" in shown
     assert ["Decision: Database - Type=MySQL"] == written_decisions(repo)[:1]

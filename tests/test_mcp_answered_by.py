@@ -20,7 +20,7 @@ from mcp import Client
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import call, connect_http, connect_memory, http_server
+from mcp_servers import call, connect_http, connect_memory, http_server, shared_http_server
 from test_mcp_elicitation import Forms
 from test_mcp_web import link_in
 from web_browser import submit
@@ -38,6 +38,7 @@ class Server:
         self.transport, self.tmp_path, self.extra = transport, tmp_path, extra
         self.store = str(tmp_path / "sessions.sqlite3")
         self.url = ""
+        self.before: set[str] = set()
 
     @asynccontextmanager
     async def connect(
@@ -75,22 +76,29 @@ class Server:
 
         return anyio.run(main)
 
-    def versions(self) -> list[int]:
-        """The stored version of every session in the store."""
+    def ids(self) -> set[str]:
         with sqlite3.connect(self.store) as db:
-            return [row[0] for row in db.execute("SELECT version FROM sessions")]
+            return {row[0] for row in db.execute("SELECT id FROM sessions")}
+
+    def versions(self) -> list[int]:
+        """The stored version of every session this test started (the HTTP server, and so its
+        store, is shared with other tests)."""
+        with sqlite3.connect(self.store) as db:
+            rows = db.execute("SELECT id, version FROM sessions").fetchall()
+        return [version for sid, version in rows if sid not in self.before]
 
 
 @contextmanager
 def serving(transport: str, tmp_path: Path, *extra: str) -> Iterator[Server]:
+    """A server in memory on a fresh store, or the shared HTTP server started with ``extra``."""
     server = Server(transport, tmp_path, extra)
     if transport == "memory":
         yield server
     else:
-        with http_server(server.store, tmp_path, "http", *extra) as running:
-            server.url = running.url
+        with shared_http_server(*extra) as running:
+            server.url, server.store = running.url, running.store
+            server.before = server.ids()
             yield server
-        assert "Traceback" not in running.stderr.read_text()
 
 
 async def view(client: Client, session_id: str) -> dict[str, Any]:
@@ -300,8 +308,11 @@ def test_the_environment_sets_the_policy(tmp_path: Path, monkeypatch: pytest.Mon
             answers={"auth_strategy": "OAuth"},
         )
 
-    with serving("http", tmp_path) as server:
+    server = Server("http", tmp_path, ())  # a process of its own: it reads the environment
+    with http_server(server.store, tmp_path) as running:
+        server.url = running.url
         refused = server.run(body)
+    assert "Traceback" not in running.stderr.read_text()
     assert "answers_need_user" == refused["error"]["code"]
 
 

@@ -6,14 +6,23 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 
-from mcp_servers import PREFLIGHT_FSM, call, connect_http, http_server, throwaway_redis
+from mcp_servers import (
+    PREFLIGHT_FSM,
+    call,
+    connect_http,
+    http_server,
+    shared_http_server,
+    throwaway_redis,
+)
 from preflight_fsm.mcp.tokens import add_token
 
 INITIALIZE = json.dumps(
@@ -55,10 +64,8 @@ def test_a_network_address_without_authentication_is_refused_naming_the_options(
     assert "--insecure-no-auth" in done.stderr
 
 
-def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address(
-    tmp_path: Path,
-) -> None:
-    with http_server(str(tmp_path / "s.sqlite3"), tmp_path) as server:
+def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address() -> None:
+    with shared_http_server() as server:
         health = server.url.replace("/mcp", "/healthz")
         response = httpx2.get(health, headers={"Host": "10.0.0.5:8765"}, timeout=30)
     assert (200, "reachable") == (response.status_code, response.json()["store"])
@@ -150,6 +157,31 @@ def test_a_client_sending_its_request_head_too_slowly_is_cut_off(tmp_path: Path)
             closed = slow.recv(1024)  # blocks until the server closes the connection
         healthy = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
     assert (b"", 200) == (closed, healthy.status_code)
+
+
+def _rows(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        count: int = db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    db.close()
+    return count
+
+
+def test_preflights_over_http_reclaims_expired_sessions_periodically(tmp_path: Path) -> None:
+    """`mcp --preflights --transport http` removes an expired session nobody reads again from
+    its store every --reclaim-interval, as the engine's server does (issue 29)."""
+    from preflight_fsm.store import Sessions, open_store
+
+    path = tmp_path / "s.sqlite3"
+    with open_store(path) as store:
+        Sessions(store).start("Add OAuth login", expire_after=0.001)
+    assert 1 == _rows(path)  # expired, but no read has removed it
+    extra = ("--preflights", "--reclaim-interval", "0.1")
+    with http_server(str(path), tmp_path, "reclaim", *extra):
+        deadline = time.monotonic() + 60
+        while _rows(path) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polls the file; the server reclaims on its own clock
+        left = _rows(path)
+    assert 0 == left
 
 
 def test_deploy_mds_option_table_names_real_options_with_their_defaults() -> None:

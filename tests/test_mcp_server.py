@@ -30,6 +30,7 @@ from mcp_servers import (
     connect_memory,
     http_server,
     redis_missing,
+    shared_http_server,
     throwaway_redis,
 )
 from preflight_fsm.mcp import DIAGRAM_URI
@@ -46,13 +47,11 @@ def errlog(tmp_path: Path) -> Iterator[TextIO]:
     assert "" == path.read_text()
 
 
-@pytest.fixture(scope="module")
-def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    """One HTTP server on a SQLite store, shared by the tests that only call it."""
-    directory = tmp_path_factory.mktemp("http")
-    with http_server(str(directory / "sessions.sqlite3"), directory) as server:
+@pytest.fixture
+def http() -> Iterator[HttpServer]:
+    """The HTTP server on a SQLite store shared by the tests that only call it."""
+    with shared_http_server() as server:
         yield server
-    assert "Traceback" not in server.stderr.read_text()
 
 
 @pytest.fixture(params=["memory", "http"])
@@ -413,6 +412,19 @@ def test_get_session_of_an_unknown_id_is_an_error_result(http: HttpServer) -> No
     assert "session_not_found" == run(lambda: connect_http(http.url), body)["error"]["code"]
 
 
+def test_a_prefix_of_a_session_id_is_not_looked_up(tmp_path: Path) -> None:
+    """The tools take session_id whole (D264): the start of a real session's id is
+    session_not_found, the hint saying to send the id whole (a prefix is the command line's)."""
+
+    async def body(client: Client) -> dict[str, Any]:
+        started = await call(client, "require_clarification", user_intention="Add a cache")
+        return await call(client, "get_session", session_id=started["session_id"][:8])
+
+    refused = run(lambda: connect_memory(str(tmp_path / "sessions.sqlite3")), body)
+    assert "session_not_found" == refused["error"]["code"]
+    assert refused["error"]["recovery_hint"].startswith("Send session_id whole")
+
+
 # -- get_session, the diagram, the tool list -----------------------------------------------------
 
 
@@ -646,10 +658,8 @@ def test_a_session_past_its_expiry_gets_session_expired(tmp_path: Path) -> None:
     assert "session_expired" == expired["error"]["code"]
 
 
-def test_a_tampered_stored_session_gets_corrupt_session(tmp_path: Path) -> None:
+def test_a_tampered_stored_session_gets_corrupt_session() -> None:
     import sqlite3
-
-    store = tmp_path / "sessions.sqlite3"
 
     async def start(url: str) -> str:
         async with connect_http(url) as client:
@@ -662,9 +672,9 @@ def test_a_tampered_stored_session_gets_corrupt_session(tmp_path: Path) -> None:
                 client, "require_clarification", session_id=sid, answers={"auth_strategy": "OAuth"}
             )
 
-    with http_server(str(store), tmp_path) as server:
+    with shared_http_server() as server:
         session_id = anyio.run(start, server.url)
-        with sqlite3.connect(store) as db:
+        with sqlite3.connect(server.store) as db:
             db.execute(
                 "UPDATE sessions SET snapshot = replace(snapshot, 'Add OAuth', 'Add SAML') "
                 "WHERE id = ?",

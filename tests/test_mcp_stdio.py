@@ -1,7 +1,8 @@
 """mcp/stdio.py: over stdio, every request line gets a reply, a malformed one a JSON-RPC error.
 
 The SDK's own client cannot send these lines (it refuses to encode a lone surrogate and builds
-only valid messages), so the server runs as a real subprocess fed raw lines.
+only valid messages), so the server runs as a real subprocess fed raw lines: one process for the
+module, each test's line followed by a request that must still be answered.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import queue
 import subprocess
 import threading
-from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, Any
 
 import pytest
@@ -48,9 +49,31 @@ def _forward(lines: IO[str], into: queue.Queue[str]) -> None:
         into.put(line)
 
 
-def _replies(lines: list[str], cwd: Path, wanted: int) -> list[dict[str, Any]]:
-    """The server's first ``wanted`` replies to ``lines``, read before its input ends (the SDK
-    cancels what is in flight at end of input); queue.Empty after 30 s without one."""
+class StdioServer:
+    """`preflight-fsm mcp` as a subprocess fed raw lines, its replies read by a thread (so that a
+    reply that never comes fails the test, not hangs it)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process, self.stdin = process, process.stdin
+        self.received: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=_forward, args=(process.stdout, self.received), daemon=True).start()
+
+    def replies(self, lines: list[str], wanted: int) -> list[dict[str, Any]]:
+        """The server's next ``wanted`` replies, ``lines`` sent; queue.Empty after 30 s without
+        one."""
+        self.stdin.write("\n".join(lines) + "\n")
+        self.stdin.flush()
+        return [json.loads(self.received.get(timeout=30)) for _ in range(wanted)]
+
+
+@pytest.fixture(scope="module")
+def stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StdioServer]:
+    """One stdio server, initialized, for the module's malformed lines: each test checks that
+    its line is answered and that the server goes on answering (its input never ends in between:
+    the SDK cancels what is in flight at end of input)."""
+    cwd = tmp_path_factory.mktemp("stdio")
     with subprocess.Popen(
         [PREFLIGHT_FSM, "mcp", "--store", str(cwd / "s.sqlite3")],
         cwd=cwd,
@@ -58,32 +81,30 @@ def _replies(lines: list[str], cwd: Path, wanted: int) -> list[dict[str, Any]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-    ) as server:
-        assert server.stdin is not None
-        assert server.stdout is not None
+    ) as process:
         try:
-            server.stdin.write("\n".join(lines) + "\n")
-            server.stdin.flush()
-            # Read by a thread, so that a reply that never comes fails the test, not hangs it.
-            received: queue.Queue[str] = queue.Queue()
-            threading.Thread(target=_forward, args=(server.stdout, received), daemon=True).start()
-            replies = [json.loads(received.get(timeout=30)) for _ in range(wanted)]
+            server = StdioServer(process)
+            (initialized,) = server.replies([json.dumps(INITIALIZE), json.dumps(INITIALIZED)], 1)
+            assert 0 == initialized["id"]
+            yield server
         finally:
-            server.stdin.close()
-            server.wait(timeout=30)
-    return replies
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
 
 
 @pytest.mark.parametrize(("line", "expected_id", "code"), MALFORMED.values(), ids=MALFORMED)
 def test_a_malformed_request_over_stdio_gets_an_error_reply(
-    tmp_path: Path, line: str, expected_id: int | None, code: int
+    stdio: StdioServer, line: str, expected_id: int | None, code: int
 ) -> None:
     """Issue 23: the request gets a JSON-RPC error carrying its id (when it has a valid one),
     as over HTTP, instead of no reply; the server goes on answering the next request."""
     after = '{"jsonrpc":"2.0","id":10,"method":"tools/list"}'
-    lines = [json.dumps(INITIALIZE), json.dumps(INITIALIZED), line, after]
-    initialized, error, listed = _replies(lines, tmp_path, 3)
-    assert 0 == initialized["id"]
+    error, listed = stdio.replies([line, after], 2)
     assert (expected_id, code) == (error["id"], error["error"]["code"])
     assert (10, True) == (listed["id"], "result" in listed)
 
@@ -113,12 +134,11 @@ def test_a_valid_message_passes_unchecked() -> None:
     assert None is checked(json.dumps(INITIALIZE))
 
 
-def test_a_line_over_the_http_body_limit_is_answered_and_skipped(tmp_path: Path) -> None:
+def test_a_line_over_the_http_body_limit_is_answered_and_skipped(stdio: StdioServer) -> None:
     """A request line longer than MAX_LINE_CHARS (the HTTP transport's 4 MiB) gets -32600 with
     its id, its rest is skipped unread, and the next request is answered."""
     huge = CALL + '"arguments":{"x":"' + "a" * MAX_LINE_CHARS + '"}}}'
     after = '{"jsonrpc":"2.0","id":10,"method":"tools/list"}'
-    lines = [json.dumps(INITIALIZE), json.dumps(INITIALIZED), huge, after]
-    _, error, listed = _replies(lines, tmp_path, 3)
+    error, listed = stdio.replies([huge, after], 2)
     assert (7, -32600) == (error["id"], error["error"]["code"])
     assert 10 == listed["id"]

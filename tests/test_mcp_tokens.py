@@ -117,9 +117,7 @@ def test_a_request_without_a_valid_token_gets_401_with_www_authenticate(
     assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
-def test_a_tool_call_with_a_forged_token_runs_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "tokens.toml"
-    add_token(path, "alice")
+def test_a_tool_call_with_a_forged_token_runs_nothing(team: TeamServer) -> None:
     call_tool = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -130,13 +128,18 @@ def test_a_tool_call_with_a_forged_token_runs_nothing(tmp_path: Path) -> None:
         "Accept": "application/json, text/event-stream",
         "Authorization": "Bearer " + TOKEN_PREFIX + "forged",
     }
-    store = str(tmp_path / "s.sqlite3")
-    with http_server(store, tmp_path, "forged", "--tokens", str(path)) as server:
-        response = httpx2.post(server.url, json=call_tool, headers=headers, timeout=30)
-    opened = open_store(store)
-    kept = opened.list()
-    opened.close()
-    assert (401, []) == (response.status_code, kept)
+    before = _stored(team)
+    response = httpx2.post(team.server.url, json=call_tool, headers=headers, timeout=30)
+    assert (401, before) == (response.status_code, _stored(team))
+
+
+def _stored(team: TeamServer) -> list[str]:
+    """The keys in the team server's store (shared by the module's tests)."""
+    opened = open_store(team.server.store)
+    try:
+        return sorted(opened.list())
+    finally:
+        opened.close()
 
 
 def test_each_step_records_the_principal_that_answered(team: TeamServer) -> None:

@@ -4,6 +4,7 @@ headless Chromium, with the SDK's own client over stdio and HTTP, in both protoc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,10 +58,14 @@ async def link_then_outcome(
 
 
 class Person:
-    """A URL-mode elicitation callback: the client shows the URL and the person answers."""
+    """A URL-mode elicitation callback: the client shows the URL and the person answers
+    (with ``answer``, given the browser and the URL)."""
 
-    def __init__(self, browser: WebDriver) -> None:
+    def __init__(
+        self, browser: WebDriver, answer: Callable[[WebDriver, str], object] = answer_in_browser
+    ) -> None:
         self.browser = browser
+        self.answer = answer
         self.shown: list[str] = []
 
     async def __call__(
@@ -68,7 +73,7 @@ class Person:
     ) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestURLParams)
         self.shown.append(params.url)
-        await anyio.to_thread.run_sync(answer_in_browser, self.browser, params.url)
+        await anyio.to_thread.run_sync(self.answer, self.browser, params.url)
         return types.ElicitResult(action="accept")
 
 

@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_servers import connect_memory, http_server
+from mcp_servers import connect_memory, shared_http_server
 from preflights_e2e import CORE_ANSWERS, make_repo
 
 MODES = ["auto", "legacy"]
@@ -88,12 +88,12 @@ class Preflights:
 
         if self.transport == "memory":
             return anyio.run(main)
-        with http_server(self.store, self.tmp_path, "http", "--preflights", *self.extra) as s:
+        # The server is shared with the other tests of this process: each has a repository of
+        # its own under the process's temporary root, the one root the server serves.
+        root = ("--repo-root", str(self.tmp_path.parent))
+        with shared_http_server("--preflights", *root, *self.extra) as s:
             self.url = s.url
-            try:
-                return anyio.run(main)
-            finally:
-                assert "Traceback" not in s.stderr.read_text()
+            return anyio.run(main)
 
     def who_answered(self, adr: bool = True) -> list[str]:
         """The 'Who answered' lines of the ADR (else of the task, written for every decision)."""

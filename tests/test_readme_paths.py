@@ -74,3 +74,25 @@ def test_each_path_works_as_pasted(tmp_path: Path, built_package: BuiltPackage) 
     assert "Preflight completed" in pf.stdout
     assert "Decision: Database - Type=MySQL" == pf.stdout.strip().splitlines()[-1]
     assert "category='Authentication'" in library.stdout
+
+
+def test_make_run_installs_the_package_alone_showing_progress() -> None:
+    """`make run`'s first install (as make would run it, printed with -n, nothing run) installs
+    the package without the dev extra, with pip's progress shown, not behind --quiet."""
+    planned = subprocess.run(
+        ["make", "-n", "-B", "-C", str(ROOT), ".venv-run/.installed"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    installs = [line for line in planned.splitlines() if " pip install " in line]
+    assert [
+        ".venv-run/bin/python -m pip install --progress-bar on --disable-pip-version-check -e ."
+    ] == installs
+
+
+def test_the_readme_says_how_long_the_first_make_run_takes() -> None:
+    """A person reads, before typing `make run`, how long the first one takes."""
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"The first `make run` takes about [^.]*\d+ s wall", readme), readme

@@ -75,3 +75,19 @@ def test_the_fault_store_injects_what_it_logs() -> None:
         store.create("s1", "x")
     assert ["busy create s1"] == store.log
     assert [] == store.inner.list()
+
+
+def test_llm_mode_seeds_lose_nothing_under_a_dripping_stalling_or_failing_provider() -> None:
+    """Preflights' rounds through the guard on a real provider adapter (tests/sim_llm.py): a
+    provider dripping bytes past the deadline, stalling or failing, with the store's faults, loses
+    no acknowledged round, leaves no connection open, and each fault was injected."""
+    pytest.importorskip("preflights")
+    pytest.importorskip("openai")
+    from sim_llm import simulate as simulate_llm
+
+    runs = simulate_llm(range(2), ("memory", "sqlite"), 4)
+    reports = [report for backend in runs.values() for report in backend]
+    assert [] == [failure for report in reports for failure in report.failures]
+    injected = {fault.split()[0] for report in reports for fault in report.faults}
+    assert {"drip", "stall", "error", "lock_holder"} <= injected
+    assert sum(report.acknowledged for report in reports) > 0

@@ -495,13 +495,20 @@ def test_short_keys_are_refused_and_keys_never_print() -> None:
 
 # -- flow versions (C10) --------------------------------------------------------------------------
 
-RENAMED = flow_from_data({"name": "default", "category_question": {"text": "What kind of change?"}})
+# Reworded, and shorter answers: a flow another replay depends on (D261).
+CHANGED = flow_from_data(
+    {
+        "name": "default",
+        "category_question": {"text": "What kind of change?"},
+        "limits": {"max_answer_chars": 400},
+    }
+)
 
 
 def test_a_session_finishes_on_the_registered_flow_it_started_on() -> None:
     """C10: after the flow changed, a registered earlier version still steps its sessions."""
     saved = ClarificationMachine("Improve the feedback form").snapshot()
-    registry = FlowRegistry(RENAMED, [default_flow()])
+    registry = FlowRegistry(CHANGED, [default_flow()])
     restored = ClarificationMachine.from_snapshot(saved, registry)
     assert default_flow() == restored.flow
     assert "Done" == restored.step({"change_category": "Billing"}).state
@@ -511,9 +518,9 @@ def test_an_unregistered_flow_is_named_with_the_registered_ones() -> None:
     """C10: not corruption: the fingerprint and what is registered are named."""
     saved = ClarificationMachine("Improve the feedback form").snapshot()
     with pytest.raises(SnapshotFlowMismatch) as info:
-        ClarificationMachine.from_snapshot(saved, FlowRegistry(RENAMED))
+        ClarificationMachine.from_snapshot(saved, FlowRegistry(CHANGED))
     assert default_flow().fingerprint in str(info.value)
-    assert f"default@{RENAMED.fingerprint} (current)" in str(info.value)
+    assert f"default@{CHANGED.fingerprint} (current)" in str(info.value)
 
 
 def test_earlier_flow_files_are_kept_beside_the_current_one(tmp_path: Path) -> None:
@@ -531,7 +538,7 @@ def test_earlier_flow_files_are_kept_beside_the_current_one(tmp_path: Path) -> N
 def test_migrating_to_an_equivalent_flow_replays_the_session() -> None:
     """C10: a wording change moves the session; the new flow asks in its words."""
     machine = ClarificationMachine("Improve the feedback form")
-    result = machine.migrate(RENAMED)
+    result = machine.migrate(CHANGED)
     assert result.migrated
     assert result.divergence is None
     assert result.machine is not None

@@ -2,13 +2,16 @@
 PostgreSQL).
 
 Workers are separate processes (multiprocessing, spawn), each with its own store object, started
-together behind barriers so their reads and writes truly overlap.
+together behind barriers so their reads and writes truly overlap. The module's tests share one
+pool of them: a spawned process costs about half a second of CPU to import the package, and a
+test needs only fresh stores, never fresh processes.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
@@ -54,21 +57,43 @@ def _choice(machine: ClarificationMachine, pick: int) -> dict[str, str]:
     return {question.id: options[pick % len(options)]}
 
 
-def _run(target: Any, args_for: list[tuple[Any, ...]]) -> list[Any]:
-    """Run ``target(*args, results)`` in one process per args; their results, in order."""
-    results = SPAWN.Queue()
-    processes = [
-        SPAWN.Process(target=target, args=(*args, results), daemon=True) for args in args_for
-    ]
-    for process in processes:
-        process.start()
-    collected = dict(results.get(timeout=TIMEOUT) for _ in processes)
-    for process in processes:
-        process.join(timeout=TIMEOUT)
-        assert 0 == process.exitcode
-    results.close()
-    results.join_thread()
-    return [collected[i] for i in range(len(processes))]
+_barrier: list[Barrier] = []  # in a worker: the pool's barrier, given when it was spawned
+
+
+def _adopt(barrier: Barrier) -> None:
+    _barrier.append(barrier)
+
+
+def _with_barrier(target: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    return target(*args, _barrier[0])
+
+
+class Workers:
+    """WORKERS spawned processes sharing a barrier (passed when each is spawned, the one way a
+    barrier reaches a process)."""
+
+    def __init__(self) -> None:
+        self.barrier = SPAWN.Barrier(WORKERS)
+        self.pool = ProcessPoolExecutor(
+            WORKERS, mp_context=SPAWN, initializer=_adopt, initargs=(self.barrier,)
+        )
+
+    def run(self, target: Callable[..., Any], args_for: list[tuple[Any, ...]]) -> list[Any]:
+        """``target(*args, barrier)`` in one process per args, all at once; their results, in
+        order. Every task waits at the barrier, so each takes a worker of its own."""
+        assert WORKERS == len(args_for)
+        self.barrier.reset()
+        futures = [self.pool.submit(_with_barrier, target, args) for args in args_for]
+        return [future.result(timeout=TIMEOUT) for future in futures]
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[Workers]:
+    pool = Workers()
+    try:
+        yield pool
+    finally:
+        pool.pool.shutdown(wait=True, cancel_futures=True)
 
 
 # -- N processes answering one session ------------------------------------------------------------
@@ -81,8 +106,7 @@ def _race(
     index: int,
     rounds: int,
     barrier: Barrier,
-    results: Any,
-) -> None:
+) -> list[tuple[int, str, dict[str, str]]]:
     """Each round: read the session with everyone, then all try to step that same version."""
     outcomes: list[tuple[int, str, dict[str, str]]] = []
     with open_backend(backend, location) as store:
@@ -99,10 +123,10 @@ def _race(
             except SessionConflict:
                 outcomes.append((record.version, "conflict", answers))
             barrier.wait(TIMEOUT)
-    results.put((index, outcomes))
+    return outcomes
 
 
-def test_one_write_wins_per_version(location: tuple[str, str]) -> None:
+def test_one_write_wins_per_version(location: tuple[str, str], workers: Workers) -> None:
     """N processes stepping the same version at once: exactly one write wins each round, every
     other gets SessionConflict, and the stored session is the sequential replay of the winners'
     answers (nothing forked, nothing lost)."""
@@ -110,10 +134,7 @@ def test_one_write_wins_per_version(location: tuple[str, str]) -> None:
     rounds = 2  # the category, then its field: the session is then Done
     with open_backend(backend, where) as store:
         session_id = Sessions(store).start("Add a new feature").id
-    barrier = SPAWN.Barrier(WORKERS)
-    outcomes = _run(
-        _race, [(backend, where, session_id, i, rounds, barrier) for i in range(WORKERS)]
-    )
+    outcomes = workers.run(_race, [(backend, where, session_id, i, rounds) for i in range(WORKERS)])
     replay = ClarificationMachine("Add a new feature")
     for round_ in range(rounds):
         this_round = [worker[round_] for worker in outcomes]
@@ -139,8 +160,8 @@ def _script(number: int) -> tuple[str, list[int]]:
 
 
 def _contend(
-    backend: str, location: str, ids: list[str], index: int, barrier: Barrier, results: Any
-) -> None:
+    backend: str, location: str, ids: list[str], index: int, barrier: Barrier
+) -> tuple[dict[str, int], int]:
     """Step every unfinished session with its scripted answer until all are finished."""
     wins = dict.fromkeys(ids, 0)
     conflicts = 0
@@ -164,11 +185,11 @@ def _contend(
                     wins[session_id] += 1
                 except SessionConflict:
                     conflicts += 1
-    results.put((index, (wins, conflicts)))
+    return wins, conflicts
 
 
 def test_many_sessions_in_parallel_are_each_stepped_once_per_version(
-    location: tuple[str, str],
+    location: tuple[str, str], workers: Workers
 ) -> None:
     """Processes racing over many sessions at once: each session ends Done at version 3 after
     exactly two winning writes in all, holding its own scripted outcome."""
@@ -176,8 +197,7 @@ def test_many_sessions_in_parallel_are_each_stepped_once_per_version(
     with open_backend(backend, where) as store:
         sessions = Sessions(store)
         ids = [sessions.start(_script(n)[0]).id for n in range(SESSIONS)]
-    barrier = SPAWN.Barrier(WORKERS)
-    reports = _run(_contend, [(backend, where, ids, i, barrier) for i in range(WORKERS)])
+    reports = workers.run(_contend, [(backend, where, ids, i) for i in range(WORKERS)])
     with open_backend(backend, where) as store:
         sessions = Sessions(store)
         for number, session_id in enumerate(ids):
@@ -194,18 +214,18 @@ def test_many_sessions_in_parallel_are_each_stepped_once_per_version(
 # -- many processes opening a new SQLite file at once --------------------------------------------
 
 
-def _open_and_start(path: str, index: int, barrier: Barrier, results: Any) -> None:
+def _open_and_start(path: str, index: int, barrier: Barrier) -> str:
     barrier.wait(TIMEOUT)
     with open_backend("sqlite", path) as store:
-        session_id = Sessions(store).start("Add OAuth login").id
-    results.put((index, session_id))
+        return Sessions(store).start("Add OAuth login").id
 
 
-def test_processes_creating_the_same_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+def test_processes_creating_the_same_new_file_at_once_all_succeed(
+    tmp_path: Path, workers: Workers
+) -> None:
     """N processes opening a SQLite store whose file does not exist yet, at the same moment, each
     create it (or find it created) and store their session: the CLI's first runs may race."""
     path = str(tmp_path / "new" / "sessions.sqlite3")
-    barrier = SPAWN.Barrier(WORKERS)
-    ids = _run(_open_and_start, [(path, i, barrier) for i in range(WORKERS)])
+    ids = workers.run(_open_and_start, [(path, i) for i in range(WORKERS)])
     with open_backend("sqlite", path) as store:
         assert sorted(ids) == store.list()

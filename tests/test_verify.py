@@ -228,3 +228,27 @@ def test_no_one_character_change_anywhere_verifies(index: int, char: str) -> Non
         return
     changed = SIGNED_TEXT[:index] + char + SIGNED_TEXT[index + 1 :]
     assert "verified" != check(changed, "person").outcome
+
+
+BEFORE_D261 = Path(__file__).with_name("fixtures") / "before_d261"
+
+
+def test_a_decision_signed_before_the_replay_fingerprint_still_verifies() -> None:
+    """D261: a record naming the flow by its old whole-content fingerprint, its steps signed over
+    it, verifies under the strictest policy."""
+    verdict = check((BEFORE_D261 / "signed.md").read_text(encoding="utf-8"), "person")
+    assert ("verified", ("Ada Lovelace",)) == (verdict.outcome, verdict.signers)
+
+
+def test_a_session_signed_before_the_change_and_finished_after_it_verifies() -> None:
+    """D261: a sealed session whose first step was signed over the old fingerprint restores,
+    takes a second step signed over the new one, and its record verifies both signatures."""
+    from preflight_fsm.snapshot.seal import SealKeys
+
+    saved = (BEFORE_D261 / "half_signed.json").read_text(encoding="utf-8")
+    machine = ClarificationMachine.from_snapshot(saved, FLOWS, keys=SealKeys.from_text("k" * 40))
+    answers = {"db_type": "MySQL"}
+    proof = proof_of(ADA.sign(step_challenge(machine, "s-2", answers)), PEOPLE)
+    machine.step(answers, "user_passkey", principal="ada", proof=proof)
+    verdict = check(decision_document(machine, "s-2"), "person")
+    assert ("verified", ("Ada Lovelace",)) == (verdict.outcome, verdict.signers)

@@ -1,12 +1,16 @@
 """``--answers-from person`` on the answer page: each turn confirmed with the person's passkey,
-in a real browser (headless Chromium, its virtual authenticator), after a real enrollment."""
+in a real browser (headless Chromium, its virtual authenticator), after a real enrollment; and on
+the server, what a network client can post (a software passkey): forged or moved assertions,
+unsigned answers, the bounds on answers waiting for a passkey."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -15,13 +19,18 @@ from selenium.webdriver.common.by import By
 
 from mcp_servers import PREFLIGHT_FSM, free_port
 from preflight_fsm import ClarificationMachine
+from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
 from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
-from preflight_fsm.web.signing import SignedAnswerPage
+from preflight_fsm.web.html import CSRF_FIELD
+from preflight_fsm.web.links import LinkBook
+from preflight_fsm.web.signing import SIGN_SUFFIX, SignedAnswerPage
+from software_authenticator import SoftwareAuthenticator
 from web_browser import passkey_outcome, submit, virtual_authenticator
+from web_pages import Fetched, Served, fetch
 
 
 @dataclass
@@ -128,3 +137,147 @@ def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PREFLIGHT_FSM, *arguments], capture_output=True, text=True, timeout=60, check=False
     )
+
+
+# -- on the server, without a browser: what a network client can send -------------------------
+
+
+@dataclass
+class Software(Served):
+    """A signed page on loopback whose people file lists Ada's software passkey."""
+
+    ada: SoftwareAuthenticator = field(default_factory=SoftwareAuthenticator)
+
+    def answer(self, link: str, answers: dict[str, str]) -> Fetched:
+        """The form posted as the person's browser posts it: the confirm page."""
+        form = {CSRF_FIELD: fetch(link).csrf, "action": "answer", **answers}
+        return fetch(link, form, origin=self.origin)
+
+    def sign(self, link: str, confirm: Fetched, credential: object) -> tuple[int, str]:
+        """``credential`` posted as the page's script posts it: the status and the message."""
+        found = re.search(r'data-csrf="([^"]+)"', confirm.text)
+        assert found, confirm.text
+        body = json.dumps({CSRF_FIELD: found.group(1), "credential": credential}).encode()
+        reply = fetch(
+            link + SIGN_SUFFIX,
+            body=body,
+            origin=self.origin,
+            headers={"Content-Type": "application/json"},
+        )
+        return reply.status, json.loads(reply.text)["message"]
+
+    def challenge(self, session_id: str, answers: dict[str, str]) -> bytes:
+        machine, _ = self.sessions.load(session_id)
+        return step_challenge(machine, session_id, answers)
+
+    def steps(self, session_id: str) -> int:
+        return len(self.sessions.load(session_id)[0].steps)
+
+
+@pytest.fixture(scope="module")
+def software() -> Iterator[Software]:
+    port = free_port()
+    ada = SoftwareAuthenticator(seed=1, origin=f"http://localhost:{port}")
+    sessions = Sessions(MemoryStore())
+    page = SignedAnswerPage(sessions, People((ada.person("Ada Lovelace"),)))
+    with PageListener(page, port=port):
+        yield Software(sessions, page, ada)
+
+
+DATABASE = {"change_category": "Database"}
+
+
+def test_a_correctly_signed_assertion_takes_the_step_as_user_passkey(software: Software) -> None:
+    session_id, link = software.start("Add a thing")
+    confirm = software.answer(link, DATABASE)
+    signed = software.ada.sign(software.challenge(session_id, DATABASE))
+    assert (200, "Signed and recorded.") == software.sign(link, confirm, signed)
+    machine, _ = software.sessions.load(session_id)
+    assert ("user_passkey",) == machine.snapshot().answered_by
+
+
+def test_the_confirm_page_shows_the_flows_wording_not_the_answer_ids(software: Software) -> None:
+    """What the passkey confirms is shown as the person read it: the question's text and the
+    chosen option's label."""
+    session_id, link = software.start("Add a thing")
+    question = software.sessions.load(session_id)[0].turn.questions[0]
+    confirm = software.answer(link, DATABASE)
+    shown = re.search(r"<dl>(.*?)</dl>", confirm.text, re.S)
+    assert shown, confirm.text
+    assert f"<dt>{escape(question.question)}</dt><dd>Database</dd>" == shown.group(1)
+
+
+def test_answers_posted_without_a_passkey_are_not_recorded(software: Software) -> None:
+    """The form alone leads to the confirm page, and a sign request without an assertion is
+    refused naming the passkey: an unsigned answer never becomes a step."""
+    session_id, link = software.start("Add a thing")
+    confirm = software.answer(link, DATABASE)
+    status, message = software.sign(link, confirm, None)
+    assert (200, 403) == (confirm.status, status)
+    assert "your passkey" in message
+    assert 0 == software.steps(session_id)
+
+
+def test_a_forged_assertion_is_refused_and_records_nothing(software: Software) -> None:
+    """Signed by a key that is not Ada's, under her credential id: bad_signature."""
+    session_id, link = software.start("Add a thing")
+    confirm = software.answer(link, DATABASE)
+    forger = SoftwareAuthenticator(seed=2, origin=software.origin)
+    forger.credential_id = software.ada.credential_id
+    forged = forger.sign(software.challenge(session_id, DATABASE))
+    status, message = software.sign(link, confirm, forged)
+    assert (403, 0) == (status, software.steps(session_id))
+    assert "Nothing was recorded: the passkey was refused (bad_signature)" in message
+
+
+def test_a_valid_assertion_moved_from_another_session_is_refused(software: Software) -> None:
+    """Ada's assertion for one session's turn, posted to another's page: wrong_challenge."""
+    first_id, _ = software.start("Add a thing")
+    other_id, other_link = software.start("Add a thing")
+    confirm = software.answer(other_link, DATABASE)
+    moved = software.ada.sign(software.challenge(first_id, DATABASE))
+    status, message = software.sign(other_link, confirm, moved)
+    assert (403, 0, 0) == (status, software.steps(other_id), software.steps(first_id))
+    assert "(wrong_challenge)" in message
+
+
+def test_a_valid_assertion_moved_from_an_earlier_turn_is_refused(software: Software) -> None:
+    """Turn 1's assertion, posted again on turn 2's page: wrong_challenge, turn 2 unanswered."""
+    session_id, link = software.start("Add a thing")
+    first = software.ada.sign(software.challenge(session_id, DATABASE))
+    assert 200 == software.sign(link, software.answer(link, DATABASE), first)[0]
+    second_link = software.page.link(session_id)
+    assert second_link is not None
+    confirm = software.answer(second_link, {"db_type": "MySQL"})
+    status, message = software.sign(second_link, confirm, first)
+    assert (403, 1) == (status, software.steps(session_id))
+    assert "(wrong_challenge)" in message
+
+
+def test_the_answers_waiting_for_a_passkey_are_bounded_in_number() -> None:
+    """Past max_pending, the oldest checked answers are forgotten (answer the form again)."""
+    page = SignedAnswerPage(Sessions(MemoryStore()), People(), max_pending=2)
+    for _ in range(3):
+        _answer_unsigned(page)
+    assert 2 == page.pending()
+
+
+def test_the_answers_waiting_for_a_passkey_are_forgotten_after_a_links_lifetime() -> None:
+    now = [0.0]
+    links = LinkBook(60.0, clock=lambda: now[0])
+    page = SignedAnswerPage(Sessions(MemoryStore()), People(), links)
+    _answer_unsigned(page)
+    assert 1 == page.pending()
+    now[0] = 61.0
+    assert 0 == page.pending()
+
+
+def _answer_unsigned(page: SignedAnswerPage) -> None:
+    """A new session's first turn answered on ``page``'s form, waiting for its passkey."""
+    record = page.sessions.create(ClarificationMachine("Add a thing"))
+    link = page.link(record.id)
+    assert link is not None
+    token = link.rsplit("/", 1)[1]
+    grant = page.links.find(token)
+    assert not isinstance(grant, str)
+    page.answer(token, {CSRF_FIELD: [grant.csrf], "change_category": ["Database"]})

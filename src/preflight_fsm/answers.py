@@ -268,6 +268,14 @@ class AnswerRules:
             )
         )
 
+    def _unknown_shown(self, key: str) -> str:
+        """``key`` as the action names it, with the id it nearly spells (``change_categroy``:
+        did you mean 'change_category'?); the answer is not taken for it (C5)."""
+        from preflight_fsm.suggest import nearest
+
+        near = nearest(key, sorted(self.known)) if len(key) <= _SUGGESTED_UP_TO else None
+        return repr(key) if near is None else f"{key!r}: did you mean {near!r}?"
+
     def _feedback(
         self,
         pending: str,
@@ -284,7 +292,7 @@ class AnswerRules:
         if unknown:
             actions.append(
                 "leave out ids this flow does not know ("
-                + ", ".join(repr(u) for u in unknown)
+                + ", ".join(self._unknown_shown(u) for u in unknown)
                 + ")"
             )
         action = (
@@ -323,6 +331,7 @@ def described(flow: Flow, answers: Mapping[str, Any]) -> dict[str, Any]:
     return dict(answers)
 
 
+_SUGGESTED_UP_TO = 100  # characters: a longer unknown key is no typo of an id, and costs to compare
 _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of text, or null"
 
 

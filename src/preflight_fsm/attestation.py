@@ -4,7 +4,7 @@ The predicate (``predicateType`` :data:`PREDICATE_TYPE`, version 1) is everythin
 rebuild the decision by replaying it through the engine, and to check who answered::
 
     {"session_id": "...",                        # the id each passkey challenge binds
-     "flow": {"name": "default", "fingerprint": "933558696d03ac0d"},
+     "flow": {"name": "default", "fingerprint": "f89c69ac6331d44d"},
      "intention": "...", "owner": null,         # as the engine recorded them
      "prefilled": ["auth_strategy"],            # ids a front end filled in from the intention
      "steps": [{"answers": {...}, "answered_by": "user_passkey", "principal": "ada",

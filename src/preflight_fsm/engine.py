@@ -229,8 +229,9 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def engine_for(flow: Flow) -> Engine:
-    """The one engine (and shared machine) of ``flow``, built on first use."""
-    key = flow.fingerprint
+    """The one engine (and shared machine) of ``flow``, built on first use: one per content
+    (its questions show their wording, which the replay fingerprint leaves out)."""
+    key = flow.content_fingerprint
     engine = _ENGINES.get(key)
     if engine is None:
         with _ENGINES_LOCK:

@@ -119,6 +119,13 @@ class Limits(_Frozen):
     max_answers_per_step: int = Field(default=32, ge=1, le=1_000)
 
 
+_WORDING: Final[dict[str, Any]] = {
+    "category_question": {"text": True},
+    "categories": {"__all__": {"question": {"text": True}}},
+}
+"""What a person reads but replay never compares: the questions' wording, left out of
+:attr:`Flow.fingerprint` (D261)."""
+
 _PLACEHOLDERS = ("tbd", "todo", "tba", "n/a", "na", "null", "unknown", "?", "-", "...", "…")
 
 
@@ -263,8 +270,27 @@ class Flow(_Frozen):
 
     @cached_property
     def fingerprint(self) -> str:
-        """A short, stable digest of the flow's content; snapshots carry it (C9)."""
+        """A short, stable digest of what replaying a session on the flow depends on (C9, C10,
+        D261): its name, ids, category names, options, fields, hints, keywords, placeholders,
+        the "Other (specify)" label (answers that name it are taken as Other) and limits; not
+        the wording of its questions. Snapshots, attestations and passkey challenges carry it,
+        so rewording a question keeps every session running."""
+        replayed = self.model_dump_json(exclude=_WORDING)
+        return hashlib.sha256(b"replay\0" + replayed.encode()).hexdigest()[:16]
+
+    @cached_property
+    def content_fingerprint(self) -> str:
+        """A digest of the flow's whole content, wording included: the fingerprint sessions,
+        seals, passkey challenges and decision records made before D261 carry (a registry
+        answers to it too), and the key of the flow's engine, whose questions show the
+        wording."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    @property
+    def fingerprints(self) -> tuple[str, str]:
+        """Every fingerprint the flow answers to: :attr:`fingerprint`, then the legacy
+        :attr:`content_fingerprint`."""
+        return self.fingerprint, self.content_fingerprint
 
     @cached_property
     def answer_ids(self) -> frozenset[str]:
@@ -373,29 +399,59 @@ class FlowRegistry:
     New sessions start on ``current``; a restored session steps on the flow it started on.
     """
 
-    __slots__ = ("_by_fingerprint", "current")
+    __slots__ = ("_by_fingerprint", "_flows", "current")
 
     def __init__(self, current: Flow, earlier: Iterable[Flow] = ()) -> None:
         self.current = current
-        self._by_fingerprint = {flow.fingerprint: flow for flow in (*earlier, current)}
+        flows = (*earlier, current)
+        # The legacy content fingerprints first: a flow's own fingerprint wins, the current
+        # flow's over an earlier version's that only words its questions otherwise (D261).
+        self._by_fingerprint = {flow.content_fingerprint: flow for flow in flows}
+        self._by_fingerprint.update((flow.fingerprint, flow) for flow in flows)
+        self._flows = {flow.content_fingerprint: flow for flow in flows}
 
     def get(self, fingerprint: str) -> Flow | None:
-        """The registered flow with this fingerprint, or None."""
+        """The registered flow with this fingerprint (or legacy content fingerprint), or
+        None. Versions that differ only in their questions' wording share a fingerprint: the
+        current one, else the last kept, answers to it."""
         return self._by_fingerprint.get(fingerprint)
+
+    def aliases(self, fingerprint: str) -> tuple[str, ...]:
+        """Every fingerprint that names the same replay as ``fingerprint``: the flow's own and
+        the legacy content fingerprints of each registered version that words it otherwise
+        (a passkey signed any of them for the same steps, D261). Empty when not registered."""
+        flow = self.get(fingerprint)
+        if flow is None:
+            return ()
+        same = [f.content_fingerprint for f in self if f.fingerprint == flow.fingerprint]
+        return tuple(dict.fromkeys((flow.fingerprint, *same)))
+
+    def unregistered(self, fingerprint: str, name: str | None = None) -> str:
+        """Why a session on ``fingerprint`` (of the flow called ``name``, when known) cannot run
+        here, and what to do: the one wording of it, wherever a session is refused (C10)."""
+        named = f"flow {name!r}" if name else "flow"
+        return (
+            f"the session runs on the {named} with fingerprint {fingerprint}, which is not "
+            f"registered (registered: {self.describe()}); pass the file of the {named} it "
+            "started on with --flow FILE, or keep that file in the current flow's FLOW.versions/ "
+            "folder, to finish it"
+        )
 
     def __iter__(self) -> Iterator[Flow]:
         """The registered flows: the current one first, then the earlier ones."""
         yield self.current
-        yield from (f for f in self._by_fingerprint.values() if f is not self.current)
+        yield from (f for f in self._flows.values() if f is not self.current)
 
     def __len__(self) -> int:
-        return len(self._by_fingerprint)
+        return len(self._flows)
 
     def describe(self) -> str:
         """``name@fingerprint`` of each registered flow, the current one marked."""
-        return ", ".join(
-            f"{f.name}@{f.fingerprint}" + (" (current)" if f is self.current else "") for f in self
-        )
+        shown: dict[str, str] = {}  # versions that only word their questions otherwise: once
+        for f in self:
+            shown.setdefault(f.fingerprint, f"{f.name}@{f.fingerprint}")
+        shown[self.current.fingerprint] += " (current)"
+        return ", ".join(shown.values())
 
 
 VERSIONS_SUFFIX = ".versions"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -214,8 +214,11 @@ def proof_of(response: str | Mapping[str, Any], people: People) -> PasskeyProof:
         raise PasskeyRefused("malformed", f"the passkey response is unreadable ({exc})") from None
 
 
-def verify_assertion(people: People, proof: PasskeyProof, expected_challenge: bytes) -> str:
-    """The name of the person whose passkey made ``proof`` over ``expected_challenge``, or
+def verify_assertion(
+    people: People, proof: PasskeyProof, expected_challenge: bytes, also: Collection[bytes] = ()
+) -> str:
+    """The name of the person whose passkey made ``proof`` over ``expected_challenge`` (or one
+    of ``also``: the same step on each fingerprint its flow answers to, D261), or
     PasskeyRefused whose ``reason`` says why not (``unknown_credential``, ``wrong_person``,
     ``malformed``, ``wrong_challenge``, ``wrong_origin``, ``wrong_rp_id``,
     ``user_not_verified``, ``bad_signature``)."""
@@ -242,7 +245,7 @@ def verify_assertion(people: People, proof: PasskeyProof, expected_challenge: by
         raise PasskeyRefused("malformed", f"the assertion cannot be read ({exc})") from None
     if client.type != ClientDataType.WEBAUTHN_GET:
         raise PasskeyRefused("malformed", f"the client data is a {client.type!r}, not an assertion")
-    if client.challenge != expected_challenge:
+    if client.challenge != expected_challenge and client.challenge not in also:
         raise PasskeyRefused(
             "wrong_challenge",
             "the passkey signed another challenge: the proof belongs to another session, step, "
@@ -274,7 +277,7 @@ def verify_assertion(people: People, proof: PasskeyProof, expected_challenge: by
                     "signature": proof.signature,
                 },
             },
-            expected_challenge=expected_challenge,
+            expected_challenge=client.challenge,  # one of those accepted, checked above
             expected_rp_id=person.rp_id,
             expected_origin=list(person.origins),
             credential_public_key=base64url_to_bytes(person.public_key),

@@ -1,7 +1,8 @@
 """Did you mean …? The nearest of some names to what a person typed, for the front ends.
 
 The engine never guesses (C5: a text that is no option is a custom value); a person at a prompt,
-or typing a command, is asked instead. Names are compared by their match key (case and width
+or typing a command, is asked instead, and refused answers' ``action`` names the id an unknown
+key nearly spells (nothing is taken for it). Names are compared by their match key (case and width
 folded, as the engine compares them), by :class:`difflib.SequenceMatcher`'s ratio.
 """
 

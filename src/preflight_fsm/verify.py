@@ -202,9 +202,12 @@ def verify_text(
             listed = people()
         except InvalidPeopleFile as exc:
             return verdict("unreadable", f"step {number} is signed, but {exc}")
-        challenge = signing_challenge(session_id, number, step.answers, predicate.flow.fingerprint)
+        challenge, *also = (
+            signing_challenge(session_id, number, step.answers, fingerprint)
+            for fingerprint in flows.aliases(predicate.flow.fingerprint)
+        )
         try:
-            signers.append(verify_assertion(listed, step.proof, challenge))
+            signers.append(verify_assertion(listed, step.proof, challenge, also))
         except PasskeyRefused as exc:
             outcome: Outcome = "unknown_signer" if exc.reason in _SIGNER_REASONS else "tampered"
             return verdict(outcome, f"step {number}'s passkey signature is refused: {exc}")

@@ -330,7 +330,7 @@ def chat(
     else:  # --session: a stored session, saved after every step (cli/sessions.py)
         from preflight_fsm.cli.sessions import stored_machine
 
-        machine = stored_machine(str(session), store, flow, seal_key_file)
+        machine, session = stored_machine(str(session), store, flow, seal_key_file)
     stdin = sys.stdin
     interactive = stdin is not None and stdin.isatty() and sys.stdout.isatty()
     reconfigure = getattr(stdin, "reconfigure", None)

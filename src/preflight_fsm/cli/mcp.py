@@ -288,10 +288,10 @@ def mcp_command(
         raise typer.BadParameter(
             f"{shown!r} is not a policy: use any, user, web or person", param_hint=where
         )
-    if policy in ("web", "person") and preflights:
+    if policy == "person" and preflights:
         raise usage_error(
-            f"--answers-from {policy} is served by `mcp` without --preflights for now: use user "
-            "or any"
+            "--answers-from person is served by `mcp` without --preflights for now: use web, "
+            "user or any"
         )
     from preflight_fsm.mcp import HTTP_PATH, build_server
     from preflight_fsm.mcp.http import HttpOptions
@@ -329,25 +329,33 @@ def mcp_command(
         with _reported(as_json=False):
             checked = open_store(store, expire_after=expire_after)
         serving.check_store(checked, accept_evicting_store)
-        checked.close()
-        with _reported(as_json=False):
-            keys = _seal_keys(seal_key_file)
-        try:
-            # The seal keys seal the forms' round state, so rounds continue on any server
-            # sharing them (Preflights' sessions themselves are stored unsealed).
-            server = build(
-                store,
-                str(flow) if flow is not None else None,
-                answers_from=policy,
-                request_state_keys=keys.keys if keys else (),
-                auth=auth,
-                # Over HTTP clients are remote: files only under the roots the operator names.
-                repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
-            )
-        except RuntimeError as exc:
-            typer.echo(f"preflight-fsm: {exc}", err=True)
-            raise typer.Exit(2) from None
-        _serve_announced(server, chosen, options, store, preflights=True)
+        with contextlib.ExitStack() as closing:  # the answer page's loopback listener, the store
+            closing.callback(checked.close)
+            with _reported(as_json=False):
+                keys = _seal_keys(seal_key_file)
+            try:
+                # The seal keys seal the forms' round state, so rounds continue on any server
+                # sharing them (Preflights' sessions themselves are stored unsealed).
+                server = build(
+                    store,
+                    str(flow) if flow is not None else None,
+                    answers_from=policy,
+                    request_state_keys=keys.keys if keys else (),
+                    auth=auth,
+                    # Over HTTP clients are remote: files only under the roots the operator names.
+                    repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
+                    transport=chosen,
+                    public_url=url,
+                    closing=closing,
+                    opened=checked,
+                )
+            except RuntimeError as exc:
+                typer.echo(f"preflight-fsm: {exc}", err=True)
+                raise typer.Exit(2) from None
+            # The tools' one store answers /healthz and reclaims expired sessions
+            # periodically, as for the engine's tools (issue 29).
+            served = replace(options, health=checked.check, reclaim=checked.reclaim)
+            _serve_announced(server, chosen, served, store, checked.close, preflights=True)
         return
     with _reported(as_json=False):
         # Before the store opens: a person level nobody can sign is refused at start.

@@ -430,8 +430,9 @@ def stored_machine(
     store: str | None = None,
     flow: Path | None = None,
     seal_key_file: Path | None = None,
-) -> ClarificationMachine:
-    """The stored session as a machine that saves each step, for ``run_chat`` to drive.
+) -> tuple[ClarificationMachine, str]:
+    """The stored session as a machine that saves each step, for ``run_chat`` to drive, and the
+    session's whole id (``session_id`` may be a unique prefix of it).
 
     The store stays open as long as the machine lives. Errors end the command with their code
     (``cli/report.py``); a conflict in mid-chat (another process stepped the session) ends it.
@@ -476,4 +477,4 @@ def stored_machine(
         raise
     version = [record.version]
     weakref.finalize(machine, opened.__exit__, None, None, None)
-    return machine
+    return machine, session_id

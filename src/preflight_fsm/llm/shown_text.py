@@ -14,6 +14,7 @@ with any such text is not used: the guard answers with the engine's and reports 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -31,20 +32,28 @@ def c5_problems(texts: Iterable[str], options: Iterable[str] = ()) -> list[str]:
     choices = tuple(options)
     problems: list[str] = []
     for text in texts:
-        names = set(refused(text))
-        names.update(f"U+{ord(c):04X}" for c in _BREAKS.intersection(text))
-        if names:
-            ordered = sorted(names)
-            problems.append(f"C5: {text!r} {describe_refused(ordered).split(': send')[0]}")
+        # The report shows the text escaped to ASCII: it reaches a terminal and a log itself.
+        names = sorted(set(refused(text)))
+        breaks = sorted(c for c in _BREAKS.intersection(text) if f"U+{ord(c):04X}" not in names)
+        if names or breaks:
+            found = [describe_refused(names).split(": send")[0]] if names else []
+            if breaks:
+                shown = ", ".join(f"U+{ord(c):04X} {_break_name(c)}" for c in breaks)
+                found.append(f"breaks its line ({shown})")
+            problems.append(f"C5: {text!a} {'; and '.join(found)}")
             continue
         deceptive = lookalike(text, choices)
         if deceptive is not None:
-            like = f", like {deceptive.resembles!r}" if deceptive.resembles else ""
+            like = f", like {deceptive.resembles!a}" if deceptive.resembles else ""
             problems.append(
-                f"C5: {text!r} has the look-alike {deceptive.text!r} "
+                f"C5: {text!a} has the look-alike {deceptive.text!a} "
                 f"({', '.join(deceptive.scripts)}{like})"
             )
     return problems
+
+
+def _break_name(char: str) -> str:
+    return unicodedata.name(char, "control")
 
 
 def turn_texts(reply: Any) -> list[str]:

@@ -33,7 +33,9 @@ _HINTS: dict[ErrorCode, str] = {
     InvalidAnswers.code: "Nothing was recorded. Follow feedback.action: answer the ids in "
     "feedback.issues.missing, fix those in feedback.issues.invalid, drop those in "
     "feedback.issues.unknown, and call again with the same session_id.",
-    SessionNotFound.code: "Start a new session: call require_clarification with user_intention.",
+    # A prefix is never looked up (D264): it would tell a caller about sessions not theirs.
+    SessionNotFound.code: "Send session_id whole, as a result returned it (no prefix of it is "
+    "looked up here), or start a new session: call require_clarification with user_intention.",
     SessionExpired.code: "The session was removed after too long without a step; start a new "
     "session with the same user_intention.",
     SessionFinished.code: "The session already ended; get_session shows its outcome. Start a new "

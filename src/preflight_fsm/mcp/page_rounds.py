@@ -58,7 +58,7 @@ class PageRounds:
 
     def _link(self, session_id: str) -> str | None:
         # The principal of a page answer is the authenticated caller that asked for its link
-        # (docs/decisions.md D260): the link is a capability handed to that caller's client.
+        # (docs/decisions.md D267): the link is a capability handed to that caller's client.
         self.serve()
         return self.page.link(session_id, current_caller({}).principal)
 

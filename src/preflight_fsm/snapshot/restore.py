@@ -145,10 +145,7 @@ def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> Flow:
     flow = flows.get(fingerprint)
     if flow is None:
         raise SnapshotFlowMismatch(
-            "flow_fingerprint",
-            f"{fingerprint!r} is not a registered flow; registered: {flows.describe()}. "
-            "Register the flow the session started on (keep its file among the earlier "
-            "versions) to finish it",
+            "flow_fingerprint", flows.unregistered(fingerprint, snapshot.flow)
         )
     return flow
 

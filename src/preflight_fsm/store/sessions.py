@@ -304,7 +304,7 @@ class Sessions:
         flow = target or self.flows.current
         moved: builtins.list[Moved] = []
         for entry in self.store.entries():
-            if isinstance(entry, CorruptSession) or entry.flow == flow.fingerprint:
+            if isinstance(entry, CorruptSession) or entry.flow in flow.fingerprints:
                 continue
             if entry.id.startswith(PREFLIGHTS_PREFIX):
                 continue
@@ -334,13 +334,6 @@ class Sessions:
         """The machine a stored snapshot holds; CorruptSession if it is refused (C9), and
         SnapshotFlowMismatch if the session runs on another flow than this service's."""
         snapshot = self.snapshot_json(record)
-        if record.flow and self.flows.get(record.flow) is None:
-            raise SnapshotFlowMismatch(
-                "flow_fingerprint",
-                f"session {record.id!r} runs on the flow with fingerprint {record.flow}, which is "
-                f"not registered (registered: {self.flows.describe()}); keep the flow file it "
-                "started on in <flow>.versions/ beside the current one",
-            )
         try:
             # Every snapshot this package writes carries a digest: a row without was rewritten.
             return ClarificationMachine.from_snapshot(

@@ -21,6 +21,7 @@ __all__ = [
     "decision_page",
     "document",
     "notice_page",
+    "questions_page",
     "turn_page",
 ]
 
@@ -117,6 +118,19 @@ def turn_page(
     intention: str, turn: Turn, action: str, csrf: str, problem: str | None = None
 ) -> str:
     """The form for ``turn``, posting to ``action``, with the engine's ``problem`` above it."""
+    return questions_page(intention, turn.number, turn.questions, action, csrf, problem)
+
+
+def questions_page(
+    intention: str,
+    number: int,
+    questions: Iterable[Question],
+    action: str,
+    csrf: str,
+    problem: str | None = None,
+) -> str:
+    """The form asking ``questions`` (turn ``number``), posting to ``action``, with
+    ``problem`` above it: any front end's round (Preflights' too, in its own wording)."""
     shown = ""
     if problem:
         shown = (
@@ -129,8 +143,8 @@ def turn_page(
         + shown
         + f'<form method="post" action="{escape(action)}">\n'
         + f'<input type="hidden" name="{CSRF_FIELD}" value="{escape(csrf)}">\n'
-        + f"<p>Question turn {turn.number}.</p>\n"
-        + _questions(turn.questions)
+        + f"<p>Question turn {number}.</p>\n"
+        + _questions(questions)
         + '<button type="submit" name="action" value="answer">Answer</button>'
         + f'<button type="submit" name="action" value="{DECLINE}" formnovalidate>'
         "Decline (no decision)</button>\n</form>\n"

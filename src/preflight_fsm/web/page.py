@@ -19,6 +19,7 @@ from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import InvalidAnswers, PreflightFsmError, SessionConflict
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.store import Sessions
+from preflight_fsm.turn import Question
 from preflight_fsm.web.html import CSRF_FIELD, DECLINE, decision_page, notice_page, turn_page
 from preflight_fsm.web.links import Grant, LinkBook, LinkProblem
 
@@ -117,16 +118,9 @@ class AnswerPage:
         grant = self.links.find(token)
         if isinstance(grant, str):
             return self.gone(grant)
-        sent = form.get(CSRF_FIELD, ())
-        if len(sent) != 1 or not secrets.compare_digest(sent[0], grant.csrf):
-            return PageReply(
-                403,
-                notice_page(
-                    "This form was refused",
-                    "The form did not carry this page's token (was it sent from another site?). "
-                    "Nothing was changed. Reload the page and answer again.",
-                ),
-            )
+        refused = self.csrf_refused(grant, form)
+        if refused is not None:
+            return refused
         loaded = self._current(grant)
         if isinstance(loaded, PageReply):
             return loaded
@@ -154,6 +148,21 @@ class AnswerPage:
         return PageReply(303, location=self._url(following))
 
     # -- the parts -----------------------------------------------------------------------------
+
+    @staticmethod
+    def csrf_refused(grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply | None:
+        """The refusal of a ``form`` that does not carry the link's cross-site token."""
+        sent = form.get(CSRF_FIELD, ())
+        if len(sent) == 1 and secrets.compare_digest(sent[0], grant.csrf):
+            return None
+        return PageReply(
+            403,
+            notice_page(
+                "This form was refused",
+                "The form did not carry this page's token (was it sent from another site?). "
+                "Nothing was changed. Reload the page and answer again.",
+            ),
+        )
 
     def _url(self, token: str) -> str:
         return f"{(self.base_url or '').rstrip('/')}{PAGE_PATH}{token}"
@@ -183,7 +192,14 @@ class AnswerPage:
     ) -> dict[str, object]:
         """The turn's answers from the form: only its questions' fields, a blank companion
         left out; a decline is the asked question answered blank (C5)."""
-        questions = machine.turn.questions
+        return AnswerPage.answers_to(machine.turn.questions, form)
+
+    @staticmethod
+    def answers_to(
+        questions: Sequence[Question], form: Mapping[str, Sequence[str]]
+    ) -> dict[str, object]:
+        """The answers ``form`` gives ``questions`` (as :meth:`_answers`, for any front end's
+        round)."""
         if DECLINE in form.get("action", ()):
             asked = next(q for q in questions if q.depends_on_question_id is None)
             return {asked.id: ""}

@@ -7,6 +7,10 @@ The form is posted as under ``web``; the engine checks the answers without recor
 answers, flow fingerprint), the people file's credentials allowed, user verification required.
 Only a verified assertion steps the session, recorded ``user_passkey`` with the proof; a refused
 or cancelled one records nothing and the page says why.
+
+The answers waiting for their passkey are kept in memory, bounded like everything a network
+client sends: at most :data:`MAX_PENDING` of them (the oldest dropped first), each for at most a
+link's lifetime; a forgotten one is answered again on the form.
 """
 
 from __future__ import annotations
@@ -14,20 +18,26 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, Final
 
 from preflight_fsm.errors import InvalidAnswers, PasskeyRefused, SessionConflict
+from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.passkeys import assertion_options, proof_of, step_challenge, verify_assertion
 from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
+from preflight_fsm.turn import Question
 from preflight_fsm.web.html import CSRF_FIELD, document
 from preflight_fsm.web.links import Grant, LinkBook
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
 from preflight_fsm.web.script import SCRIPT_PATH
 
-__all__ = ["SIGN_SUFFIX", "SignedAnswerPage"]
+__all__ = ["MAX_PENDING", "SIGN_SUFFIX", "SignedAnswerPage"]
+
+MAX_PENDING: Final = 1_000
+"""Checked answers one page keeps waiting for their passkey; past it the oldest are dropped."""
 
 SIGN_SUFFIX = "/sign"
 """Where a turn's assertion is posted: ``PAGE_PATH + token + SIGN_SUFFIX``."""
@@ -45,12 +55,42 @@ class SignedAnswerPage(AnswerPage):
         links: LinkBook | None = None,
         base_url: str | None = None,
         rp_id: str = "localhost",
+        *,
+        max_pending: int = MAX_PENDING,
     ) -> None:
         super().__init__(sessions, links, base_url)
         self.people = people
         self.rp_id = rp_id
-        self._pending: dict[str, dict[str, Any]] = {}
+        self.max_pending = max_pending
+        # By the link's hash: when the answers were checked, and the answers.
+        self._pending: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def pending(self) -> int:
+        """How many checked answers wait for their passkey now."""
+        with self._lock:
+            self._forget_old()
+            return len(self._pending)
+
+    def _keep(self, token: str, answers: dict[str, Any]) -> None:
+        with self._lock:
+            self._forget_old()
+            self._pending.pop(_key(token), None)
+            self._pending[_key(token)] = (self.links.clock(), answers)
+            while len(self._pending) > self.max_pending:
+                self._pending.popitem(last=False)
+
+    def _waiting(self, token: str) -> dict[str, Any] | None:
+        with self._lock:
+            self._forget_old()
+            kept = self._pending.get(_key(token))
+        return None if kept is None else kept[1]
+
+    def _forget_old(self) -> None:
+        """Drop answers older than a link's lifetime (their link has expired too)."""
+        oldest = self.links.clock() - self.links.ttl
+        while self._pending and next(iter(self._pending.values()))[0] <= oldest:
+            self._pending.popitem(last=False)
 
     def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
         """Check the answers (nothing recorded) and ask for the passkey that confirms them."""
@@ -68,9 +108,9 @@ class SignedAnswerPage(AnswerPage):
             challenge = step_challenge(machine, grant.session_id, answers)
         except InvalidAnswers as error:
             return PageReply(422, self._form(machine, token, grant, str(error)))
-        with self._lock:
-            self._pending[_key(token)] = answers
-        return PageReply(200, self._confirm(machine.intention, token, grant, challenge, answers))
+        self._keep(token, answers)
+        confirm = self._confirm(machine, token, grant, challenge, answers)
+        return PageReply(200, confirm)
 
     def sign(self, token: str, posted: Any) -> tuple[int, str, str | None]:
         """Verify the posted assertion over the pending answers and take the step;
@@ -80,22 +120,24 @@ class SignedAnswerPage(AnswerPage):
             return 410, f"This link grants nothing ({grant}). Nothing was recorded.", None
         if not isinstance(posted, dict) or not isinstance(posted.get(CSRF_FIELD), str):
             return 400, "Send the page's own request. Nothing was recorded.", None
+        if not isinstance(posted.get("credential"), dict):
+            said = "Nothing was recorded: these answers are taken only with your passkey"
+            return 403, said + " (--answers-from person): press Sign with my passkey.", None
         if not secrets.compare_digest(posted[CSRF_FIELD], grant.csrf):
             return 403, "The request did not carry this page's token. Nothing was recorded.", None
-        with self._lock:
-            answers = self._pending.get(_key(token))
+        answers = self._waiting(token)
         machine = self._current(grant)
         if answers is None or isinstance(machine, PageReply):
             return 409, "Nothing waits for a passkey here: answer the form again.", None
         try:
             challenge = step_challenge(machine, grant.session_id, answers)
-            credential = posted.get("credential")
-            proof = proof_of(credential if isinstance(credential, dict) else "", self.people)
+            proof = proof_of(posted["credential"], self.people)
             verify_assertion(self.people, proof, challenge)
             machine.step(answers, self.answered_by, principal=grant.principal, proof=proof)
             record = self.sessions.save(grant.session_id, machine, grant.version)
         except PasskeyRefused as error:
-            return 403, f"Not recorded: the passkey was refused ({error.reason}): {error}", None
+            said = f"Nothing was recorded: the passkey was refused ({error.reason}): {error}."
+            return 403, said + " Sign these answers on this page with your own passkey.", None
         except InvalidAnswers as error:
             return 422, f"Not recorded: {error}", None
         except SessionConflict:
@@ -119,7 +161,7 @@ class SignedAnswerPage(AnswerPage):
 
     def _confirm(
         self,
-        intention: str,
+        machine: ClarificationMachine,
         token: str,
         grant: Grant,
         challenge: bytes,
@@ -130,9 +172,14 @@ class SignedAnswerPage(AnswerPage):
             challenge=challenge,
             credential_ids=[p.credential_id for p in self.people if p.rp_id == self.rp_id],
         )
+        # The flow's wording: each question's text and the chosen options' labels, never ids.
+        questions: dict[str, Question] = {q.id: q for q in machine.turn.questions}
         shown = "".join(
-            f"<dt>{escape(k)}</dt><dd>{escape(_shown(v))}</dd>" for k, v in answers.items()
+            f"<dt>{escape(questions[k].question if k in questions else k)}</dt>"
+            f"<dd>{escape(_shown(v))}</dd>"
+            for k, v in answers.items()
         )
+        intention = machine.intention
         body = (
             "<h1>Confirm your answers with your passkey</h1>\n"
             f'<p class="intention">{escape(intention)}</p>\n'

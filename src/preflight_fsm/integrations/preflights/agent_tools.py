@@ -28,6 +28,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,20 +48,27 @@ from preflights.application.types import (
 )
 
 from preflight_fsm.answered_by import AnsweredBy
-from preflight_fsm.errors import PreflightFsmError
+from preflight_fsm.errors import PreflightFsmError, SessionConflict
 from preflight_fsm.flow import Flow, load_flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights.llm_options import configured_guard
+from preflight_fsm.integrations.preflights.page import preflights_page
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
-from preflight_fsm.mcp.policy import USER_ONLY_NOTE, AnswersFrom, answers_from_setting
+from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
-from preflight_fsm.store import open_store
+from preflight_fsm.store import SessionStore, open_store
 
-__all__ = ["PreflightsTools", "build_preflights_server", "main"]
+__all__ = [
+    "PreflightsTools",
+    "build_preflights_server",
+    "main",
+    "must_answer",
+    "questions_result",
+]
 
 logger = logging.getLogger("preflight_fsm.integrations.preflights.agent_tools")
 
@@ -77,6 +85,10 @@ READ_ARCHITECTURE: Final = (
 )
 ARCHITECTURE_FILE: Final = "docs/ARCHITECTURE_STATE.md"
 _REPO_ROOTS_HINT: Final = "Pass a repo_path inside the roots the error names."
+_CONFLICT_HINT: Final = (
+    "Nothing of this call was written. Call again with the session_id and no answers to see "
+    "the question the session asks now, then answer it."
+)
 
 
 class PreflightsTools:
@@ -105,21 +117,25 @@ class PreflightsTools:
         preferences: dict[str, Any] | None = None,
         repo_path: str | None = None,
         answered_by: AnsweredBy = "agent",
+        principal: str | None = None,
     ) -> dict[str, Any]:
         """Start (no ``session_id``) or continue a session; Preflights' result as a dict. The
-        answers are the agent's (tool arguments) unless ``answered_by`` says otherwise."""
+        answers are the agent's (tool arguments) unless ``answered_by`` says otherwise, given
+        through ``principal`` (None: the caller of the request being served)."""
         try:
             if session_id is None:
                 return self._start(user_intention, optional_context, repo_path)
-            return self._continue(session_id, answers or {}, answered_by)
+            return self._continue(session_id, answers or {}, answered_by, principal)
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
         except _RepoNotServed as exc:
             return _error("REPO_NOT_ALLOWED", str(exc), _REPO_ROOTS_HINT)
         except PreflightAppError as exc:
             return _error(exc.code, exc.message, exc.recovery_hint, exc.details)
-        except PreflightFsmError as exc:  # a store that cannot be reached, a conflict
-            return _error(type(exc).__name__, str(exc), "Retry the call; nothing was written.")
+        except SessionConflict as exc:  # another round on this session was taken first
+            return _error("SESSION_CONFLICT", str(exc), _CONFLICT_HINT)
+        except PreflightFsmError as exc:  # a store that cannot be reached, or is busy
+            return _error(exc.code.upper(), str(exc), "Retry the call; nothing was written.")
         except Exception as exc:  # no traceback reaches the agent; the log keeps it
             logger.exception("require_clarification failed")
             return _error("INTERNAL_ERROR", str(exc), "Check the server log and retry.")
@@ -154,24 +170,31 @@ class PreflightsTools:
             intention = f"{user_intention}\n\nContext: {optional_context}"
         started = self.app.start_preflight(intention, self._repo(repo_path))
         detected = [{"label": k, "value": v} for k, v in started.detected_from_intent]
-        if not any(_must_answer(q) for q in started.questions):
+        if not any(must_answer(q) for q in started.questions):
             # Preflights answered everything from the intention: finish now, not with [] to ask.
             result = self._continue(started.session_id, {})
         else:
-            result = _questions(started.session_id, started.questions, answered=0)
+            result = questions_result(started.session_id, started.questions, answered=0)
         if detected:
             result["detected_from_intent"] = detected
         return result
 
     def _continue(
-        self, session_id: str, answers: dict[str, Any], answered_by: AnsweredBy = "agent"
+        self,
+        session_id: str,
+        answers: dict[str, Any],
+        answered_by: AnsweredBy = "agent",
+        principal: str | None = None,
     ) -> dict[str, Any]:
         delta: dict[str, str | list[str]] = {
             str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
             for k, v in answers.items()
         }
         result = self.app.continue_preflight(
-            session_id, delta, answered_by=answered_by, principal=self.principal()
+            session_id,
+            delta,
+            answered_by=answered_by,
+            principal=principal if principal is not None else self.principal(),
         )
         return _result(session_id, result, answered=len(delta))
 
@@ -200,19 +223,32 @@ def build_preflights_server(
     request_state_keys: Sequence[bytes] = (),
     auth: ServerAuth | None = None,
     repo_roots: Sequence[Path] | None = None,
+    transport: str = "stdio",
+    public_url: str | None = None,
+    closing: ExitStack | None = None,
+    opened: SessionStore | None = None,
 ) -> MCPServer:
-    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``.
+    """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
+    ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
+    checked, reclaims from and asks for /healthz, so one process holds one store).
 
     ``store`` is a store location as ``--store`` takes it (None: ``PREFLIGHT_FSM_STORE``, else
     the CLI's SQLite file); ``flow_path`` a flow file (None: the default flow). Clients that show
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
-    (``user``: only through forms). ``auth`` authenticates every HTTP request; ``repo_roots``
-    (None: any) bounds the repositories ``repo_path`` may name. Raises RuntimeError when the
-    installed Preflights is not the one this integration relies on.
+    (``user``: only through forms, the answer page's link when none reaches the person;
+    ``web``: only on the answer page, ``page.py``, served over ``transport`` "http" as a route
+    at ``public_url``'s origin, else by a loopback listener that ``closing`` stops). ``auth``
+    authenticates every HTTP request; ``repo_roots`` (None: any) bounds the repositories
+    ``repo_path`` may name. Raises RuntimeError when the installed Preflights is not the one
+    this integration relies on.
     """
     problems = compat_problems()
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
+    if answers_from == "person":
+        raise RuntimeError(
+            "--answers-from person is not served with Preflights' tools yet: use web, user or any"
+        )
     flow: Flow | None = load_flow(flow_path) if flow_path else None
     try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
         guard = configured_guard(flow, report=logger.warning)
@@ -226,14 +262,13 @@ def build_preflights_server(
     def may_use(owner: str | None) -> bool:
         return current_caller(teams).may_use(owner, teams)
 
-    sessions = StoreSessionAdapter(open_store(store), owner=principal, may_use=may_use)
+    sessions = StoreSessionAdapter(opened or open_store(store), owner=principal, may_use=may_use)
     app = build_store_app(store, flow, guard, answered_by="agent", sessions=sessions)
     tools = PreflightsTools(app, repo_roots=repo_roots, principal=principal)
     forms = PreflightsForms(
         tools.require_clarification, answers_from, RoundSealer(request_state_keys)
     )
-    note = USER_ONLY_NOTE.replace("answers_need_user", ANSWERS_NEED_USER)
-    note = note if answers_from == "user" else ""
+    note = policy_note(answers_from).replace("answers_need_user", ANSWERS_NEED_USER)
     server = MCPServer(
         SERVER_NAME,
         instructions="Preflights' clarification tools, on the preflight-fsm engine." + note,
@@ -242,6 +277,17 @@ def build_preflights_server(
         auth=auth.settings if auth else None,
         token_verifier=auth.verifier if auth else None,
     )
+
+    if answers_from in ("user", "web"):  # under user: the link when no form reaches the person
+        from preflight_fsm.web import page_routes
+
+        _, page, listener = preflights_page(forms, transport, public_url)
+        if listener is not None and closing is not None:
+            closing.callback(listener.stop)
+        if transport == "http":
+            for route in page_routes(page):
+                methods = sorted((route.methods or {"GET"}) - {"HEAD"})
+                server.custom_route(route.path, methods, include_in_schema=False)(route.endpoint)
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
     async def require_clarification(
@@ -303,18 +349,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--flow", help="a flow file (default: the default flow)")
     parser.add_argument(
         "--answers-from",
-        choices=("user", "any"),
+        choices=("user", "any", "web"),
         help="who may answer (default: PREFLIGHT_FSM_ANSWERS_FROM, else any)",
     )
     options = parser.parse_args(argv)
     policy = answers_from_setting(options.answers_from)
-    if policy is None or policy == "web":  # the answer page is not served here yet
-        parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user or any\n")
-    try:
-        server = build_preflights_server(options.store, options.flow, answers_from=policy)
-    except (RuntimeError, PreflightFsmError, OSError) as exc:
-        parser.exit(2, f"✗ Error: {exc}\n")
-    server.run("stdio")
+    if policy is None:
+        parser.exit(2, "✗ Error: PREFLIGHT_FSM_ANSWERS_FROM must be user, any or web\n")
+    with ExitStack() as closing:
+        try:
+            server = build_preflights_server(
+                options.store, options.flow, answers_from=policy, closing=closing
+            )
+        except (RuntimeError, PreflightFsmError, OSError) as exc:
+            parser.exit(2, f"✗ Error: {exc}\n")
+        server.run("stdio")
 
 
 # -- Preflights' result shapes ---------------------------------------------------------------
@@ -328,7 +377,8 @@ class _RepoNotServed(Exception):
     """The repository is outside every root the operator listed (``--repo-root``)."""
 
 
-def _must_answer(question: Question) -> bool:
+def must_answer(question: Question) -> bool:
+    """Whether ``question`` must be answered in its round (no parent, not optional)."""
     return question.depends_on_question_id is None and not question.optional
 
 
@@ -350,7 +400,10 @@ def _question(question: Question) -> dict[str, Any]:
     return shown
 
 
-def _questions(session_id: str, questions: Sequence[Question], *, answered: int) -> dict[str, Any]:
+def questions_result(
+    session_id: str, questions: Sequence[Question], *, answered: int
+) -> dict[str, Any]:
+    """Preflights' ``needs_clarification`` result asking ``questions``."""
     return {
         "status": "needs_clarification",
         "session_id": session_id,
@@ -363,7 +416,7 @@ def _result(session_id: str, result: PreflightContinueResult, *, answered: int) 
     if result.status == "completed":
         return _completed(result.artifacts)
     if result.status in ("needs_more_answers", "needs_clarification"):
-        return _questions(session_id, result.questions or (), answered=answered)
+        return questions_result(session_id, result.questions or (), answered=answered)
     error = result.error or PreflightError(code="UNKNOWN_ERROR", message="Unknown error")
     return _error(error.code, error.message, error.recovery_hint, error.details)
 

@@ -331,9 +331,10 @@ class FsmPreflightsApp(PreflightsApp):
         refused = {str(issue.get("field")) for issue in issues.get("invalid", ())}
         kept = {k: v for k, v in merged.items() if k not in refused}
         kept.update({k: v for k, v in session.answers.items() if k in refused})  # as they were
-        session.answers = dict(kept)
-        session.all_answers = dict(kept)
-        self._session.update(session)
+        if kept != _merged(session, {}):  # a round that keeps nothing new writes nothing, so
+            session.answers = dict(kept)  # it never makes a concurrent round conflict
+            session.all_answers = dict(kept)
+            self._session.update(session)
         self.user_errors.append(INVALID_ANSWER)
         details: list[tuple[str, str]] = []
         lines: list[str] = []

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Final
 
 from preflights import application
@@ -42,6 +42,7 @@ from preflight_fsm.integrations.preflights.hints import (
     stems_from_ctrl_c,
 )
 from preflight_fsm.integrations.preflights.llm_options import engine_header, split_llm_options
+from preflight_fsm.integrations.preflights.page_loop import WEB_OPTION, on_the_page
 from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
@@ -112,6 +113,8 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     if problems:
         _fail("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
         return int(ExitCode.SYSTEM_ERROR)
+    web = WEB_OPTION in args
+    args = [a for a in args if a != WEB_OPTION]
     try:
         options, args = split_llm_options(args)
         guard = options.guard(flow)
@@ -128,6 +131,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         engine_header(),
         pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
         near_miss_prompts(app.engine_flow.limits.max_answer_chars),
+        on_the_page(app) if web else nullcontext(),
     ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:

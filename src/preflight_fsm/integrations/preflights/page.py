@@ -1,0 +1,160 @@
+"""Preflights' rounds on the answer page (``--answers-from web``, ``pf --web``; docs/web.md).
+
+The page (:mod:`preflight_fsm.web`) serves a session's current round to the person with a
+one-round link. Here the rounds are Preflights' own (:class:`PreflightsForms` keeps them): the
+questions in Preflights' wording, its options with "Other (specify)" and the text field beside
+it, answered through Preflights' application as ``user_web``, so the ADR and task it writes
+record that the person answered on the page. A refusal (C5) is shown above the form again and
+records nothing; the last page shows the decision written (or that there is none).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from preflight_fsm.integrations.preflights.forms import PreflightsForms, Result, ended
+from preflight_fsm.mcp.rounds import Refusal, Round
+from preflight_fsm.web import PAGE_PATH, AnswerPage, LinkBook, PageListener, PageReply
+from preflight_fsm.web.html import document, questions_page
+from preflight_fsm.web.links import Grant
+
+if TYPE_CHECKING:
+    from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.store import Sessions
+
+__all__ = ["PreflightsPage", "outcome_page", "preflights_page"]
+
+_KINDS: Final = {
+    "adr": "Decision record (ADR)",
+    "task": "Task",
+    "projection": "Architecture state",
+}
+"""How the last page names each kind of file Preflights wrote."""
+
+
+class PreflightsPage(AnswerPage):
+    """The answer page over the rounds ``forms`` asks (no engine sessions of its own)."""
+
+    def __init__(
+        self, forms: PreflightsForms, links: LinkBook | None = None, base_url: str | None = None
+    ) -> None:
+        super().__init__(cast("Sessions", None), links, base_url)
+        self.forms = forms
+        self._stepping = threading.Lock()  # one round answered at a time
+
+    def link(self, session_id: str, principal: str | None = None) -> str | None:
+        """A new link to the session's current round (None once it has ended here)."""
+        asked = self.forms.current(session_id)
+        if asked is None:
+            return None
+        return self._url(self.links.issue(session_id, asked.version, asked.turn, principal))
+
+    def until_finished(self, session_id: str, timeout: float) -> Any:
+        """Wait while the person answers round after round: the session's outcome (Preflights'
+        result), or None when a round went unanswered for ``timeout`` seconds."""
+        while True:
+            found = self.forms.outcome(session_id)
+            if found is not None:
+                return found
+            asked = self.forms.current(session_id)
+            if asked is None or not self.wait(session_id, asked.version, timeout):
+                return None
+
+    def show(self, token: str) -> PageReply:
+        grant = self.links.find(token)
+        if isinstance(grant, str):
+            return self.gone(grant)
+        asked = self._round(grant)
+        if isinstance(asked, PageReply):
+            return asked
+        return PageReply(200, self._page(asked, token, grant))
+
+    def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
+        """Answer the round with the posted ``form``: the next round, the decision, or the same
+        form with the refusal (nothing recorded)."""
+        grant = self.links.find(token)
+        if isinstance(grant, str):
+            return self.gone(grant)
+        refused = self.csrf_refused(grant, form)
+        if refused is not None:
+            return refused
+        with self._stepping:
+            asked = self._round(grant)
+            if isinstance(asked, PageReply):
+                return asked
+            answers = self.answers_to(asked.questions, form)
+            following = self.forms.step(asked, answers, self.answered_by, grant.principal)
+            if isinstance(following, Refusal):
+                return PageReply(422, self._page(asked, token, grant, following.problem))
+            if isinstance(following, dict) and not ended(following):
+                problem = str((following.get("error") or {}).get("message", "not recorded"))
+                return PageReply(409, self._page(asked, token, grant, problem))
+            self.links.spend(token)
+        with self._changed:
+            self._stepped[grant.session_id] = asked.version + 1
+            self._changed.notify_all()
+        if isinstance(following, Round):
+            issued = self.links.issue(
+                grant.session_id, following.version, following.turn, grant.principal
+            )
+            return PageReply(303, location=self._url(issued))
+        return PageReply(200, outcome_page(asked.intention, following))
+
+    def _round(self, grant: Grant) -> Round | PageReply:
+        """The round the grant is for, if the session still waits for it."""
+        asked = self.forms.current(grant.session_id)
+        if asked is None or asked.version != grant.version:
+            return self.gone("used")
+        return asked
+
+    def _page(self, asked: Round, token: str, grant: Grant, problem: str | None = None) -> str:
+        return questions_page(
+            asked.intention, asked.turn, asked.questions, PAGE_PATH + token, grant.csrf, problem
+        )
+
+
+def outcome_page(intention: str, result: Result) -> str:
+    """The last page: the decision files Preflights wrote, or why there is no decision."""
+    if result.get("status") == "completed":
+        files = "".join(
+            f"<dt>{escape(_KINDS.get(str(a.get('type')), 'File'))}</dt>"
+            f"<dd>{escape(str(a.get('path')))}</dd>"
+            for a in result.get("artifacts_created") or ()
+        )
+        summary = escape(str(result.get("summary") or "Decision recorded."))
+        outcome = f"<p>{summary}</p><dl>{files}</dl>"
+    else:
+        message = (result.get("error") or {}).get("message") or "the session ended"
+        outcome = f"<p>No decision was recorded: {escape(str(message))}</p>"
+    body = (
+        "<h1>Thank you: the session is finished</h1>\n"
+        '<h2 id="intention-label">What was decided</h2>\n'
+        f'<p class="intention" aria-labelledby="intention-label">{escape(intention)}</p>\n'
+        f'<div class="decision" role="status">{outcome}</div>\n'
+        "<p>You can close this page.</p>\n"
+    )
+    return document("Decided: " + intention[:60], body)
+
+
+def preflights_page(
+    forms: PreflightsForms, transport: str, public_url: str | None, link_ttl: float | None = None
+) -> tuple[PageRounds, PreflightsPage, PageListener | None]:
+    """The answer page for ``forms``' rounds, put in charge of them: over HTTP served as a route
+    of the server at the public URL's origin (the caller mounts ``page_routes``); otherwise by
+    a loopback listener that starts with the first link and that the caller stops."""
+    from preflight_fsm.mcp.origins import origin_of
+    from preflight_fsm.mcp.page_rounds import PageRounds
+
+    page = PreflightsPage(forms, LinkBook(link_ttl) if link_ttl else None)
+    listener = None
+    if transport == "http":
+        page.base_url = origin_of(public_url) if public_url else None
+        rounds = PageRounds(page)
+    else:
+        listener = PageListener(page)
+        rounds = PageRounds(page, listener.start)
+    forms.rounds.page = rounds
+    return rounds, page, listener

@@ -1,0 +1,117 @@
+"""``pf --web``: pf's question loop on the answer page instead of the terminal (docs/web.md).
+
+Preflights' ``pf start`` (and ``pf answer``, ``pf resume``) run an interactive loop that prompts
+each round in the terminal. With ``--web`` that loop (:func:`page_loop`) prints a link instead,
+serves the session's rounds on a loopback listener of its own (the way ``gh auth login`` serves
+its callback) and waits while the person answers them in their browser, each round recorded
+``user_web`` in the ADR and task Preflights writes; then it prints what pf prints at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import click
+from preflights.application.types import Question as PreflightsQuestion
+from preflights.cli import main as pf_main
+from preflights.cli.errors import ExitCode
+from preflights.cli.output import print_app_error, print_completed
+from preflights.cli.state import SessionState, delete_session
+
+from preflight_fsm.integrations.preflights.agent_tools import (
+    PreflightsTools,
+    must_answer,
+    questions_result,
+)
+from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
+from preflight_fsm.integrations.preflights.forms import PreflightsForms, Result
+from preflight_fsm.integrations.preflights.page import PreflightsPage
+from preflight_fsm.mcp.request_state import RoundSealer
+from preflight_fsm.mcp.rounds import Round
+from preflight_fsm.web import LinkBook, PageListener
+
+__all__ = ["WEB_OPTION", "on_the_page", "page_loop"]
+
+WEB_OPTION: Final = "--web"
+"""pf's option (ours) answering the rounds on the answer page."""
+
+
+def page_loop(
+    app: FsmPreflightsApp, link_ttl: float | None = None
+) -> Callable[[str, SessionState], None]:
+    """pf's interactive loop for ``app``, answered on the page (``_run_interactive_loop``'s
+    arguments: the repository and pf's saved session)."""
+
+    def loop(repo_root: str, state: SessionState) -> None:
+        tools = PreflightsTools(app, default_repo_path=repo_root)
+        forms = PreflightsForms(tools.require_clarification, "web", RoundSealer(()))
+        answered = set(state.answers)
+        questions = tuple(
+            PreflightsQuestion(**vars(q))
+            for q in state.questions
+            if q.id not in answered and q.depends_on_question_id not in answered
+        )
+        if any(must_answer(q) for q in questions):
+            result = questions_result(state.session_id, questions, answered=0)
+        else:  # what the intention left open: the next round (pf's loop continues with {})
+            result = tools.require_clarification("", session_id=state.session_id, answers={})
+        asked = forms.remember(result, state.intention, state.session_id)
+        if isinstance(asked, Round):
+            page = PreflightsPage(forms, LinkBook(link_ttl) if link_ttl else None)
+            with PageListener(page):
+                link = page.link(state.session_id)
+                click.echo("")
+                click.echo(f"Answer in your browser (the link is yours alone; it expires): {link}")
+                found = page.until_finished(state.session_id, page.links.ttl)
+            if found is None:
+                click.echo(
+                    "The link expired before the round was answered; the session is saved "
+                    "(run `preflight-fsm pf resume --web` for a new link).",
+                    err=True,
+                )
+                sys.exit(ExitCode.USER_ERROR)
+            result = found
+        _finish(repo_root, result)
+
+    return loop
+
+
+def _finish(repo_root: str, result: Result) -> None:
+    """Print the end as pf's own loop does: the files written, or the error (exit)."""
+    click.echo("")
+    if result.get("status") == "completed":
+        delete_session(repo_root)
+        paths = {a.get("type"): a.get("path") for a in result.get("artifacts_created") or ()}
+        print_completed(
+            str(paths.get("task") or "docs/CURRENT_TASK.md"),
+            _text(paths.get("adr")),
+            _text(paths.get("projection")),
+            json_output=False,
+        )
+        return
+    error = result.get("error") or {}
+    print_app_error(
+        str(error.get("code", "ERROR")),
+        str(error.get("message", "the session ended")),
+        _text(error.get("recovery_hint")),
+        json_output=False,
+    )
+    sys.exit(ExitCode.SYSTEM_ERROR)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@contextmanager
+def on_the_page(app: FsmPreflightsApp, link_ttl: float | None = None) -> Iterator[None]:
+    """Within: pf's interactive loop is :func:`page_loop`'s."""
+    previous = pf_main._run_interactive_loop
+    setattr(pf_main, "_run_interactive_loop", page_loop(app, link_ttl))  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(pf_main, "_run_interactive_loop", previous)  # noqa: B010

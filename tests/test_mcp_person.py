@@ -1,0 +1,176 @@
+"""``mcp --answers-from person``: every turn answered on the answer page and confirmed with the
+person's passkey, in headless Chromium with its virtual authenticator (after a real enrollment),
+with the SDK's own client over stdio and HTTP; the decision then passes
+``verify --require person``."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.to_thread
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from mcp_servers import (
+    PREFLIGHT_FSM,
+    call,
+    connect_http,
+    connect_memory,
+    connect_stdio,
+    free_port,
+    http_server,
+)
+from preflight_fsm.mcp.tokens import add_token
+from preflight_fsm.people import People
+from preflight_fsm.web import PageListener
+from preflight_fsm.web.enroll import Enrollment
+from test_mcp_web import Person, link_in, type_of
+from web_browser import passkey_outcome, submit, virtual_authenticator
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """Ada's passkey, in the browser's virtual authenticator and in ``people``, on ``port``."""
+
+    people: Path
+    port: int
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return ("--answers-from", "person", "--people", str(self.people))
+
+
+@pytest.fixture(scope="module")
+def ada(browser: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enrolled]:
+    """Ada enrolls once for the module; the authenticator is removed after its last test."""
+    people = tmp_path_factory.mktemp("person") / "people.toml"
+    port = free_port()
+    with virtual_authenticator(browser):  # type: ignore[arg-type]
+        enrollment = Enrollment("Ada Lovelace", people)
+        with PageListener(enrollment, port=port):
+            browser.get(enrollment.link)
+            assert "Enrolled" in passkey_outcome(browser)
+        yield Enrolled(people, port)
+
+
+def answer_and_sign(browser: WebDriver, link: str) -> None:
+    """The person: Database, signed; then MySQL, signed."""
+    browser.get(link)
+    browser.find_element(By.CSS_SELECTOR, "label[for=change_category-2]").click()
+    submit(browser)
+    assert "Signed and recorded." == passkey_outcome(browser)
+    submit(browser, "#passkey-next")
+    browser.find_element(By.CSS_SELECTOR, "label[for=db_type-1]").click()
+    submit(browser)
+    assert "finished" in passkey_outcome(browser)
+
+
+def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PREFLIGHT_FSM, *arguments], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_over_stdio_the_person_signs_every_turn_and_verify_requires_person_passes(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path, errlog: TextIO
+) -> None:
+    """A client without URL mode gets the link naming the passkey; the person answers and signs
+    each turn; the call with the session_id returns the outcome, every step user_passkey, and
+    the decision `show --decision` prints passes `verify --require person`."""
+    store = str(tmp_path / "s.sqlite3")
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        with anyio.fail_after(120):
+            async with connect_stdio(store, tmp_path, errlog, extra=ada.options) as client:
+                first = await call(client, "require_clarification", user_intention="Add a thing")
+                link = link_in(first["error"]["recovery_hint"])
+                await anyio.to_thread.run_sync(answer_and_sign, browser, link)
+                sid = first["session_id"]
+                return first, await call(client, "require_clarification", session_id=sid)
+
+    first, then = anyio.run(main)
+    assert "answers_need_user" == first["error"]["code"]
+    assert "passkey" in first["error"]["recovery_hint"]
+    assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
+    decision = tmp_path / "decision.md"
+    decision.write_text(_run("show", first["session_id"], "--decision", "--store", store).stdout)
+    verified = _run("verify", "--require", "person", "--people", str(ada.people), str(decision))
+    assert 0 == verified.returncode, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_over_stdio_a_client_with_url_elicitation_shows_the_person_the_signing_page(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path, errlog: TextIO, mode: str
+) -> None:
+    person = Person(browser, answer_and_sign)
+
+    async def main() -> dict[str, Any]:
+        store = str(tmp_path / "s.sqlite3")
+        with anyio.fail_after(120):
+            async with connect_stdio(
+                store, tmp_path, errlog, mode=mode, elicitation=person, extra=ada.options
+            ) as client:
+                return await call(client, "require_clarification", user_intention="Add a thing")
+
+    outcome = anyio.run(main)
+    assert ("completed", 1) == (outcome["status"], len(person.shown))
+    assert ("MySQL", "user_passkey") == type_of(outcome)
+
+
+def test_answers_an_agent_sends_are_refused_under_person(ada: Enrolled, tmp_path: Path) -> None:
+    """Tool arguments record nothing; the error names the page and the passkey."""
+
+    async def main() -> dict[str, Any]:
+        store = str(tmp_path / "s.sqlite3")
+        people = People.load(ada.people)
+        async with connect_memory(store, answers_from="person", people=people) as client:
+            return await call(
+                client,
+                "require_clarification",
+                user_intention="Add a thing",
+                answers={"change_category": "Database"},
+            )
+
+    refused = anyio.run(main)
+    assert "answers_need_user" == refused["error"]["code"]
+    assert "confirmed with their passkey (--answers-from person)" in refused["error"]["message"]
+    assert "answer page" in refused["error"]["recovery_hint"]
+
+
+def test_over_http_the_signing_page_is_a_route_and_steps_record_the_caller_as_principal(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path
+) -> None:
+    """Over HTTP with tokens: the page is served at the public URL's origin (where Ada
+    enrolled); each signed step records user_passkey, Ada's proof, and as principal the
+    authenticated caller that asked for the link (docs/decisions.md)."""
+    tokens = tmp_path / "tokens.toml"
+    alice = add_token(tokens, "alice")
+    public = f"http://localhost:{ada.port}/mcp"
+    extra = ("--public-url", public, "--tokens", str(tokens), *ada.options)
+    store = str(tmp_path / "s.sqlite3")
+    with http_server(store, tmp_path, "person", *extra, port=ada.port) as server:
+
+        async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+            with anyio.fail_after(120):
+                async with connect_http(server.url, token=alice) as client:
+                    first = await call(
+                        client, "require_clarification", user_intention="Add a thing"
+                    )
+                    link = link_in(first["error"]["recovery_hint"])
+                    assert link.startswith(f"http://localhost:{ada.port}/answer/")
+                    await anyio.to_thread.run_sync(answer_and_sign, browser, link)
+                    sid = first["session_id"]
+                    then = await call(client, "require_clarification", session_id=sid)
+                    return then, await call(client, "get_session", session_id=sid)
+
+        then, shown = anyio.run(main)
+    assert "Traceback" not in server.stderr.read_text()
+    assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
+    steps = [(s["answered_by"], s["principal"], s["proof"]["person"]) for s in shown["steps"]]
+    assert [("user_passkey", "alice", "Ada Lovelace")] * 2 == steps

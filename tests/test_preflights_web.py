@@ -1,0 +1,217 @@
+"""``mcp --preflights --answers-from web``: Preflights' rounds answered by the person on the answer
+page in headless Chromium, with the SDK's own client in memory (the server the stdio command
+serves, its loopback listener included), over stdio (a process) and over HTTP (a process)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TextIO
+
+import pytest
+
+pytest.importorskip("preflights")
+
+import anyio
+import anyio.to_thread
+from mcp import Client
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from mcp_servers import connect_http, connect_memory, connect_stdio, http_server
+from preflights_e2e import CORE_ANSWERS, make_repo
+from test_mcp_web import Person
+from web_browser import submit
+
+INTENTION = "Add login to the admin dashboard"  # Authentication by keyword; nothing pre-filled
+WEB = ("--preflights", "--answers-from", "web")
+CHOSEN = {"auth_strategy": "Other (specify)", "auth_strategy__other": "Passkeys", **CORE_ANSWERS}
+"""The person's answers, by question id: Other (specify) with its text, then Preflights' own."""
+MAX_PAGES = 6
+
+
+def fill(browser: WebDriver, answers: dict[str, str]) -> None:
+    """Choose or type each answer the page asks for (by question id)."""
+    for choice in browser.find_elements(By.CSS_SELECTOR, "input[type=radio]"):
+        if answers.get(choice.get_attribute("name") or "") == choice.get_attribute("value"):
+            browser.find_element(
+                By.CSS_SELECTOR, f"label[for='{choice.get_attribute('id')}']"
+            ).click()
+    for text in browser.find_elements(By.CSS_SELECTOR, "input[type=text]"):
+        value = answers.get(text.get_attribute("name") or "")
+        if value is not None:
+            text.clear()
+            text.send_keys(value)
+
+
+def answer_in_browser(browser: WebDriver, link: str, answers: dict[str, str] = CHOSEN) -> str:
+    """The person answers every round with ``answers``; the last page's text."""
+    browser.get(link)
+    for _ in range(MAX_PAGES):
+        if browser.find_elements(By.CSS_SELECTOR, "[role=status]"):
+            return str(browser.find_element(By.TAG_NAME, "main").text)
+        fill(browser, answers)
+        submit(browser)
+    raise AssertionError("the page never showed the decision: " + browser.page_source)
+
+
+def link_in(result: dict[str, Any]) -> str:
+    found = re.search(r"http://\S+/answer/[A-Za-z0-9_-]+", result["error"]["recovery_hint"])
+    assert found, result
+    return found.group(0)
+
+
+def adr_of(result: dict[str, Any], repo: Path) -> str:
+    adr: str = next(a["path"] for a in result["artifacts_created"] if a["type"] == "adr")
+    return (repo / adr).read_text(encoding="utf-8")
+
+
+async def link_then_outcome(
+    client: Client, browser: WebDriver, repo: Path
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """A client without URL mode: the link, the person's last page, then the outcome."""
+    first = await call(client, user_intention=INTENTION, repo_path=str(repo))
+    shown = await anyio.to_thread.run_sync(answer_in_browser, browser, link_in(first))
+    then = await call(client, user_intention="", session_id=first["session_id"])
+    return first, shown, then
+
+
+async def call(client: Client, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("require_clarification", arguments)
+    structured: dict[str, Any] = result.structured_content
+    return structured
+
+
+def test_the_person_answers_preflights_rounds_on_the_page_and_the_adr_says_so(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    repo, _home = make_repo(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
+        with anyio.fail_after(120):
+            async with connect_memory(
+                str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+            ) as client:
+                return await link_then_outcome(client, browser, repo)
+
+    first, shown, then = anyio.run(main)
+    assert "ANSWERS_NEED_USER" == first["error"]["code"]
+    assert "completed" == then["status"]
+    assert "Passkeys" in adr_of(then, repo)
+    assert "user_web" in adr_of(then, repo)
+    assert "Decision documented" in shown
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_client_with_url_elicitation_shows_the_person_preflights_page(
+    browser: WebDriver, tmp_path: Path, mode: str
+) -> None:
+    repo, _home = make_repo(tmp_path)
+    person = Person(browser, answer_in_browser)
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(120):
+            async with connect_memory(
+                str(tmp_path / "s.sqlite3"),
+                mode=mode,
+                elicitation=person,
+                answers_from="web",
+                preflights=True,
+            ) as client:
+                return await call(client, user_intention=INTENTION, repo_path=str(repo))
+
+    outcome = anyio.run(main)
+    assert ("completed", 1) == (outcome["status"], len(person.shown))
+    assert "user_web" in adr_of(outcome, repo)
+
+
+def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path) -> None:
+    async def main() -> dict[str, Any]:
+        async with connect_memory(
+            str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+        ) as client:
+            first = await call(client, user_intention=INTENTION, repo_path=str(tmp_path))
+            return await call(
+                client,
+                user_intention="",
+                session_id=first.get("session_id"),
+                answers={"auth_strategy": "OAuth"},
+            )
+
+    make_repo(tmp_path)
+    assert "ANSWERS_NEED_USER" == anyio.run(main)["error"]["code"]
+
+
+def test_a_refused_answer_is_shown_on_the_page_and_nothing_is_recorded(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    repo, _home = make_repo(tmp_path)
+
+    async def main() -> tuple[str, str]:
+        async with connect_memory(
+            str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+        ) as client:
+            first = await call(client, user_intention=INTENTION, repo_path=str(repo))
+
+            def refused_then_fixed() -> tuple[str, str]:
+                browser.get(link_in(first))
+                fill(browser, {**CHOSEN, "auth_strategy__other": "Pass\u202ekeys"})
+                submit(browser)
+                problem = browser.find_element(By.CSS_SELECTOR, "[role=alert]").text
+                fill(browser, CHOSEN)
+                submit(browser)
+                return problem, browser.find_element(By.TAG_NAME, "main").text
+
+            return await anyio.to_thread.run_sync(refused_then_fixed)
+
+    problem, after = anyio.run(main)
+    assert "Not recorded" in problem
+    assert "Question turn" in after or "Decision documented" in after
+
+
+def test_over_stdio_the_page_is_served_by_a_loopback_listener(
+    browser: WebDriver, tmp_path: Path, errlog: TextIO
+) -> None:
+    repo, _home = make_repo(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
+        with anyio.fail_after(120):
+            store = str(tmp_path / "s.sqlite3")
+            async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
+                return await link_then_outcome(client, browser, repo)
+
+    first, _shown, then = anyio.run(main)
+    assert link_in(first).startswith("http://localhost:")
+    assert ("completed", True) == (then["status"], "user_web" in adr_of(then, repo))
+
+
+def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_path: Path) -> None:
+    repo, _home = make_repo(tmp_path)
+    store = str(tmp_path / "s.sqlite3")
+    with http_server(store, tmp_path, "web", *WEB, "--repo-root", str(tmp_path)) as server:
+
+        async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
+            with anyio.fail_after(120):
+                async with connect_http(server.url) as client:
+                    return await link_then_outcome(client, browser, repo)
+
+        first, _shown, then = anyio.run(main)
+    assert link_in(first).startswith(server.url.removesuffix("/mcp"))
+    assert ("completed", True) == (then["status"], "user_web" in adr_of(then, repo))
+
+
+def test_under_user_a_client_without_forms_gets_the_pages_link(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    repo, _home = make_repo(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
+        with anyio.fail_after(120):
+            async with connect_memory(
+                str(tmp_path / "s.sqlite3"), answers_from="user", preflights=True
+            ) as client:
+                return await link_then_outcome(client, browser, repo)
+
+    first, _shown, then = anyio.run(main)
+    assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
+    assert "user_web" in adr_of(then, repo)
