@@ -183,3 +183,24 @@ def test_stdio_started_on_pipes_as_an_agent_does_writes_nothing_but_the_protocol
         timeout=60,
     )
     assert (0, b"", b"") == (ended.returncode, ended.stdout, ended.stderr)
+
+
+def test_the_person_level_over_http_needs_someone_enrolled_on_the_pages_origin(
+    tmp_path: Path,
+) -> None:
+    """A passkey counts only on its origin: served at http://127.0.0.1:PORT, a people file whose
+    passkeys were enrolled on localhost is refused at start, naming the origin and `people
+    enroll`."""
+    from software_authenticator import SoftwareAuthenticator
+
+    people = tmp_path / "people.toml"
+    people.write_text(SoftwareAuthenticator().person("Ada Lovelace").as_toml())
+    port = free_port()
+    done = _run(
+        *("--transport", "http", "--port", str(port), "--store", str(tmp_path / "s.sqlite3")),
+        *("--answers-from", "person", "--people", str(people)),
+        cwd=tmp_path,
+    )
+    assert 2 == done.returncode, done.stderr
+    assert f"nobody enrolled a passkey on 'http://127.0.0.1:{port}'" in done.stderr
+    assert "preflight-fsm people enroll NAME" in done.stderr

@@ -5,6 +5,7 @@ with the SDK's own client over stdio and HTTP; the decision then passes
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +27,15 @@ from mcp_servers import (
     free_port,
     http_server,
 )
+from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.tokens import add_token
+from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
+from preflight_fsm.store import Sessions
+from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
+from preflight_fsm.web.signing import SignedAnswerPage
 from test_mcp_web import Person, link_in, type_of
 from web_browser import passkey_outcome, submit, virtual_authenticator
 
@@ -174,3 +180,33 @@ def test_over_http_the_signing_page_is_a_route_and_steps_record_the_caller_as_pr
     assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
     steps = [(s["answered_by"], s["principal"], s["proof"]["person"]) for s in shown["steps"]]
     assert [("user_passkey", "alice", "Ada Lovelace")] * 2 == steps
+
+
+def test_an_assertion_over_another_sessions_challenge_is_refused_and_the_page_says_so(
+    browser: WebDriver, ada: Enrolled
+) -> None:
+    """Ada's own passkey, made to sign another session's challenge (the page's options
+    rewritten in the browser): the server refuses it as wrong_challenge, the page shows that
+    nothing was recorded, and neither session has a step."""
+    sessions = Sessions(MemoryStore())
+    page = SignedAnswerPage(sessions, People.load(ada.people))
+    other = sessions.create(ClarificationMachine("Add a thing")).id
+    this = sessions.create(ClarificationMachine("Add a thing")).id
+    machine, _ = sessions.load(other)
+    moved = step_challenge(machine, other, {"change_category": "Database"})
+    with PageListener(page, port=ada.port):
+        link = page.link(this)
+        assert link is not None
+        browser.get(link)
+        browser.find_element(By.CSS_SELECTOR, "label[for=change_category-2]").click()
+        submit(browser)
+        browser.execute_script(
+            "var box = document.getElementById('passkey');"
+            "var options = JSON.parse(box.dataset.options);"
+            "options.challenge = arguments[0];"
+            "box.dataset.options = JSON.stringify(options);",
+            base64.urlsafe_b64encode(moved).decode().rstrip("="),
+        )
+        said = passkey_outcome(browser)
+    assert "Nothing was recorded: the passkey was refused (wrong_challenge)" in said
+    assert (0, 0) == tuple(len(sessions.load(s)[0].steps) for s in (this, other))

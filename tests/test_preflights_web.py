@@ -5,6 +5,9 @@ serves, its loopback listener included), over stdio (a process) and over HTTP (a
 from __future__ import annotations
 
 import re
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -215,3 +218,55 @@ def test_under_user_a_client_without_forms_gets_the_pages_link(
     first, _shown, then = anyio.run(main)
     assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
     assert "user_web" in adr_of(then, repo)
+
+
+def test_a_used_link_or_a_cross_site_post_changes_nothing(tmp_path: Path) -> None:
+    """Without a browser: a POST from another origin or without the form's token is refused,
+    the person's own answer takes the round, and the spent link then says so."""
+    repo, _home = make_repo(tmp_path)
+
+    def post(link: str, fields: dict[str, str], origin: str) -> int:
+        body = urllib.parse.urlencode(fields).encode()
+        request = urllib.request.Request(link, body, {"Origin": origin}, method="POST")
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            with opener.open(request, timeout=30) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def status(link: str) -> int:
+        try:
+            with urllib.request.urlopen(link, timeout=30) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    async def main() -> tuple[int, ...]:
+        async with connect_memory(
+            str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+        ) as client:
+            first = await call(client, user_intention=INTENTION, repo_path=str(repo))
+
+            def attempts() -> tuple[int, ...]:
+                link = link_in(first)
+                origin = link.split("/answer/")[0]
+                page = urllib.request.urlopen(link, timeout=30).read().decode()
+                found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+                assert found, page
+                answer = {"csrf_token": found.group(1), "auth_strategy": "OAuth"}
+                return (
+                    post(link, answer, "http://evil.example"),
+                    post(link, {**answer, "csrf_token": "forged"}, origin),
+                    post(link, answer, origin),
+                    status(link),
+                )
+
+            return await anyio.to_thread.run_sync(attempts)
+
+    assert (403, 403, 303, 410) == anyio.run(main)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
