@@ -40,6 +40,7 @@ from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
 from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.people import People
+from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store import Sessions, open_store
 
 # The throw-away redis-server lives in the package today and moves under tests/ (another
@@ -121,10 +122,12 @@ async def connect_memory(
     answers_from: AnswersFrom = "any",
     preflights: bool = False,
     people: People | None = None,
+    seal_key_file: Path | None = None,
 ) -> AsyncIterator[Client]:
     """A client connected in memory to the server `preflight-fsm mcp --store STORE` serves over
-    stdio (``--answers-from``, ``--preflights``, ``--people`` as given), built as the command
-    builds it; no error may be logged (a traceback) while it is connected."""
+    stdio (``--answers-from``, ``--preflights``, ``--people``, ``--seal-key-file`` as given),
+    built as the command builds it; no error may be logged (a traceback) while it is
+    connected."""
     records = _Records()
     root = logging.getLogger()
     root.addHandler(records)
@@ -141,11 +144,17 @@ async def connect_memory(
         else:
             opened = open_store(store)
             closing.append(opened.close)
-            sessions = Sessions(opened)
+            keys = SealKeys.from_file(seal_key_file) if seal_key_file is not None else None
+            sessions = Sessions(opened, keys=keys)
             page, listener = answer_page(sessions, "stdio", None, people)
             if listener is not None:
                 closing.insert(0, listener.stop)
-            server = build_server(sessions, answers_from=answers_from, page=page)
+            server = build_server(
+                sessions,
+                request_state_keys=keys.keys if keys else (),
+                answers_from=answers_from,
+                page=page,
+            )
         async with Client(
             InMemoryTransport(server),
             mode=mode,

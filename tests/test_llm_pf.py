@@ -9,9 +9,7 @@ held for 20 s would outlast the run's timeout if the guard waited for it.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,23 +172,24 @@ def test_pf_with_a_provider_in_a_real_terminal(tmp_path: Path, provider_server: 
 
 
 def test_mcp_preflights_runs_the_configured_provider_under_the_guard(
-    tmp_path: Path, provider_server: LLMServer
+    tmp_path: Path, provider_server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """PREFLIGHTS_LLM_PROVIDER set: the agent tools ask the provider, and the decision is exact."""
-    mcp = pytest.importorskip("mcp")
+    """PREFLIGHTS_LLM_PROVIDER set: the agent tools ask the provider, and the decision is exact
+    (the server `mcp --preflights` serves over stdio, built in this process: test_mcp_stdio.py
+    and test_preflights_mcp.py hold the transport)."""
+    pytest.importorskip("mcp")
     import anyio
 
+    from mcp_servers import connect_memory
+
     repo, _ = make_repo(tmp_path)
-    parameters = mcp.StdioServerParameters(
-        command=str(Path(sys.executable).with_name("preflight-fsm")),
-        args=["mcp", "--preflights", "--store", str(tmp_path / "store.sqlite")],
-        env={**os.environ, **provider_server.env("openai")},
-    )
+    for variable, value in provider_server.env("openai").items():
+        monkeypatch.setenv(variable, value)
     case = BY_ID["no-keyword-database"]
 
     async def main() -> dict[str, Any]:
         with anyio.fail_after(60):
-            async with mcp.Client(parameters) as client:
+            async with connect_memory(str(tmp_path / "store.sqlite"), preflights=True) as client:
                 arguments: dict[str, Any] = {
                     "user_intention": case.intention,
                     "repo_path": str(repo),

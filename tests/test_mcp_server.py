@@ -727,7 +727,8 @@ def test_a_request_over_the_http_body_limit_is_refused_and_the_server_serves_on(
 
 
 def test_servers_sharing_a_seal_key_serve_each_others_sealed_sessions(tmp_path: Path) -> None:
-    """C11: --seal-key-file seals stored snapshots; a server without that key refuses them."""
+    """C11: --seal-key-file seals stored snapshots; a server without that key refuses them (the
+    session sealed by a server process, read by servers built as the command builds them)."""
     store = str(tmp_path / "sessions.sqlite3")
     keys = tmp_path / "seal.keys"
     keys.write_text("s" * 64 + "\n")
@@ -739,16 +740,14 @@ def test_servers_sharing_a_seal_key_serve_each_others_sealed_sessions(tmp_path: 
             first = await call(client, "require_clarification", user_intention="Deploy the API")
             return str(first["session_id"])
 
-    async def view(url: str, sid: str) -> dict[str, Any]:
-        async with connect_http(url) as client:
+    async def view(key_file: Path, sid: str) -> dict[str, Any]:
+        async with connect_memory(store, seal_key_file=key_file) as client:
             return await call(client, "get_session", session_id=sid)
 
     with http_server(store, tmp_path, "sealed", "--seal-key-file", str(keys)) as server:
         session_id = anyio.run(start, server.url)
-    with http_server(store, tmp_path, "same-key", "--seal-key-file", str(keys)) as server:
-        same = anyio.run(view, server.url, session_id)
-    with http_server(store, tmp_path, "other-key", "--seal-key-file", str(other)) as server:
-        refused = anyio.run(view, server.url, session_id)
+    same = anyio.run(view, keys, session_id)
+    refused = anyio.run(view, other, session_id)
     assert "NeedCategory" == same["state"]
     assert ("error", "corrupt_session") == (refused["status"], refused["error"]["code"])
     assert "seal" in refused["error"]["message"]
