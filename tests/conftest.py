@@ -12,6 +12,8 @@ from typing import TextIO
 import pytest
 from hypothesis import HealthCheck, settings
 
+from built_package import BuiltPackage, build_once
+
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -105,6 +107,14 @@ def _stop_shared_http_servers() -> Iterator[None]:
     servers = sys.modules.get("mcp_servers")  # never imported by a run that started none
     if servers is not None:
         servers.stop_shared_http_servers()
+
+
+@pytest.fixture(scope="session")
+def built_package(tmp_path_factory: pytest.TempPathFactory) -> BuiltPackage:
+    """The sdist, the wheel and a wheelhouse for installing it (``built_package``), built once
+    for the whole run: under pytest-xdist in the directory all workers share."""
+    base = tmp_path_factory.getbasetemp()
+    return build_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 @pytest.fixture(scope="session")

@@ -95,8 +95,10 @@ class LLMSimulation:
             self._session()
         self.run_report.faults += self.faulty.log
         ends = time.monotonic() + ALLOWANCE
-        while self.server.dripping and time.monotonic() < ends:
-            time.sleep(0.05)  # waiting for a condition (the server sees the close), bounded
+        while self.server.dripping or _threads() > threads + 1:
+            if time.monotonic() > ends:
+                break
+            time.sleep(0.05)  # waiting for a condition (calls ending, bounded), not a sync
         if self.server.dripping:
             self._fail(f"{self.server.dripping} dripping connections left open after the run")
         if _threads() > threads + 1:

@@ -7,6 +7,7 @@ the virtual environment; over HTTP the printed start command serves the printed 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -25,7 +26,8 @@ from mcp_servers import PREFLIGHT_FSM, call, connect_http, free_port
 TITLES = ("# Claude Code:", "# Cursor:", "# VS Code:")
 
 
-def setup(cwd: Path, *args: str) -> str:
+def setup_process(cwd: Path, *args: str) -> str:
+    """What ``preflight-fsm setup ARGS`` prints, run as the installed command from ``cwd``."""
     done = subprocess.run(
         [PREFLIGHT_FSM, "setup", *args], cwd=cwd, capture_output=True, text=True, timeout=60
     )
@@ -33,13 +35,29 @@ def setup(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
+def setup(cwd: Path, *args: str) -> str:
+    """What ``preflight-fsm setup ARGS`` prints, run in this process (typer's CliRunner) from
+    ``cwd``: the printed command is then ``python -m preflight_fsm``, still a process of its own
+    when started; the tests of the printed executable use :func:`setup_process`."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(app, ["setup", *args], catch_exceptions=False)
+    assert 0 == result.exit_code, result.stderr
+    return result.stdout
+
+
 def test_every_client_gets_a_configuration_naming_this_executable(tmp_path: Path) -> None:
     """Claude Code, Cursor and VS Code each get one, with the absolute executable and store."""
-    printed = setup(tmp_path)
+    printed = setup_process(tmp_path)
     store = str(tmp_path / ".preflight-fsm" / "sessions.sqlite3")
     claude = shlex.split(printed.split(TITLES[0])[1].splitlines()[1])
-    cursor = json.loads(setup(tmp_path, "--client", "cursor"))["mcpServers"]["preflight-fsm"]
-    vscode = json.loads(setup(tmp_path, "--client", "vscode"))["servers"]["preflight-fsm"]
+    cursor = json.loads(setup_process(tmp_path, "--client", "cursor"))["mcpServers"][
+        "preflight-fsm"
+    ]
+    vscode = json.loads(setup_process(tmp_path, "--client", "vscode"))["servers"]["preflight-fsm"]
     expected = [PREFLIGHT_FSM, "mcp", "--store", store]
     assert [True, True, True] == [title in printed for title in TITLES]
     assert ["claude", "mcp", "add", "preflight-fsm", "--", *expected] == claude
@@ -53,7 +71,7 @@ def test_the_printed_stdio_configuration_serves_an_agent_from_anywhere(tmp_path:
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir()
     elsewhere.mkdir()
-    server = json.loads(setup(project, "--client", "vscode"))["servers"]["preflight-fsm"]
+    server = json.loads(setup_process(project, "--client", "vscode"))["servers"]["preflight-fsm"]
     parameters = StdioServerParameters(
         command=server["command"],
         args=server["args"],

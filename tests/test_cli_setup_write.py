@@ -1,34 +1,45 @@
 """``setup --write`` merges into each client's file; ``--portable`` names a Git URL, not a venv.
 
-Each test runs the real command in a temporary project (and a temporary ``HOME`` for the user
+Each test runs the command in a temporary project (and a temporary ``HOME`` for the user
 scope), with configuration files that already hold other servers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcp_servers import PREFLIGHT_FSM
-
 OTHER = {"command": "other-server", "args": ["--flag"]}
 
 
-def run(cwd: Path, *args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home or cwd / "home")}
-    return subprocess.run(
-        [PREFLIGHT_FSM, "setup", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+@dataclass(frozen=True)
+class Done:
+    """What a run of ``preflight-fsm setup`` ended with."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(cwd: Path, *args: str, home: Path | None = None) -> Done:
+    """``preflight-fsm setup ARGS`` run from ``cwd`` with ``home`` as HOME, in this process
+    (typer's CliRunner): these tests are about the files written, not about a process; the
+    configuration naming this executable is tests/test_cli_setup.py's, run as a process."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(
+            app, ["setup", *args], env={"HOME": str(home or cwd / "home")}, catch_exceptions=False
+        )
+    return Done(result.exit_code, result.stdout, result.stderr)
 
 
 def read(path: Path) -> Any:

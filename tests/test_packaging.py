@@ -1,7 +1,8 @@
 """The package as a user gets it: a wheel and an sdist that pass ``twine check``, installed as a
 tool with ``uv tool install`` and ``pipx install`` (README, Install), each into a directory of its
 own; the installed command runs, configures agents with its own path, and a missing extra's hint
-installs that extra when run as printed.
+installs that extra when run as printed. The distributions are the run's one build
+(``built_package``), and every install takes its dependencies from the run's wheelhouse.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from built_package import BuiltPackage
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -33,45 +36,30 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
-def _index_env() -> dict[str, str]:
-    """uv reads no pip configuration: hand it the package index pip is configured with."""
-    env = {}
-    extra = _run([sys.executable, "-m", "pip", "config", "get", "global.extra-index-url"])
-    if extra.returncode == 0 and extra.stdout.strip():
-        env["UV_INDEX"] = extra.stdout.strip()
-    if os.environ.get("PIP_FIND_LINKS"):
-        env["UV_FIND_LINKS"] = os.environ["PIP_FIND_LINKS"]
-    return env
+@pytest.fixture(scope="session")
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uv cache for this worker's uv runs: each wheel is unpacked once, not per test."""
+    return tmp_path_factory.mktemp("uv-cache")
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel and the sdist, built from this checkout by the PEP 517 frontend."""
-    out = tmp_path_factory.mktemp("dist")
-    built = _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)])
-    assert 0 == built.returncode, built.stdout[-2000:] + built.stderr[-2000:]
-    return out
-
-
-def _wheel(dist: Path) -> Path:
-    return next(dist.glob("preflight_fsm-*.whl"))
-
-
-def test_the_wheel_and_sdist_pass_twine_check(dist: Path) -> None:
+def test_the_wheel_and_sdist_pass_twine_check(built_package: BuiltPackage) -> None:
     """Both distributions are built and their metadata renders as PyPI shows it."""
+    dist = built_package.dist
     kinds = sorted(p.suffix for p in dist.iterdir())
     checked = _run([str(BIN / "twine"), "check", "--strict", *map(str, dist.iterdir())])
     assert [".gz", ".whl"] == kinds
     assert 0 == checked.returncode, checked.stdout + checked.stderr
 
 
-def _tool_env(tmp_path: Path) -> dict[str, str]:
+def _tool_env(tmp_path: Path, built: BuiltPackage, uv_cache: Path) -> dict[str, str]:
+    """uv and pipx in directories of the test's own, installing from the run's wheelhouse."""
     return {
         **os.environ,
-        **_index_env(),
+        **built.pip_env(),
+        **built.uv_env(),
         "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
         "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
-        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        "UV_CACHE_DIR": str(uv_cache),
         "PIPX_HOME": str(tmp_path / "pipx"),
         "PIPX_BIN_DIR": str(tmp_path / "bin"),
         "HOME": str(tmp_path),
@@ -97,27 +85,34 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     assert (0, "") == (served.returncode, served.stderr)
 
 
-def test_uv_tool_installs_the_wheel(dist: Path, tmp_path: Path) -> None:
+def test_uv_tool_installs_the_wheel(
+    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
+) -> None:
     """`uv tool install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path)
-    done = _run([str(BIN / "uv"), "tool", "install", str(_wheel(dist))], env)
+    env = _tool_env(tmp_path, built_package, uv_cache)
+    done = _run([str(BIN / "uv"), "tool", "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-def test_pipx_installs_the_wheel(dist: Path, tmp_path: Path) -> None:
+def test_pipx_installs_the_wheel(
+    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
+) -> None:
     """`pipx install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path)
-    done = _run([str(BIN / "pipx"), "install", str(_wheel(dist))], env)
+    env = _tool_env(tmp_path, built_package, uv_cache)
+    done = _run([str(BIN / "pipx"), "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-def test_uv_tool_installs_from_a_git_url(tmp_path: Path) -> None:
-    """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree."""
+def test_uv_tool_installs_from_a_git_url(
+    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
+) -> None:
+    """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree (it
+    builds it: the build backend and the dependencies come from the wheelhouse)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    env = _tool_env(tmp_path)
+    env = _tool_env(tmp_path, built_package, uv_cache)
     url = f"preflight-fsm[mcp] @ git+file://{ROOT}"
     done = _run([str(BIN / "uv"), "tool", "install", url], env)
     command = tmp_path / "bin" / "preflight-fsm"
@@ -126,12 +121,14 @@ def test_uv_tool_installs_from_a_git_url(tmp_path: Path) -> None:
     assert (0, "") == (served.returncode, served.stderr)
 
 
-def test_in_a_clone_the_hint_installs_the_clone_with_the_extra() -> None:
+def test_in_a_clone_the_hint_installs_the_clone_with_the_extra(
+    built_package: BuiltPackage,
+) -> None:
     """Run from a clone (editable), a missing extra's hint installs the clone with that extra:
-    pip resolves it as printed (a dry run)."""
+    pip resolves it as printed (a dry run, from the wheelhouse)."""
     from preflight_fsm.extras import install_hint
 
     hint = shlex.split(install_hint("redis"))
-    done = _run([*hint[:4], "--dry-run", *hint[4:]])
+    done = _run([*hint[:4], "--dry-run", *hint[4:]], {**os.environ, **built_package.pip_env()})
     assert [sys.executable, "-m", "pip", "install", "-e", f"{ROOT}[redis]"] == hint
     assert 0 == done.returncode, done.stderr[-2000:]

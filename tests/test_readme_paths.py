@@ -1,6 +1,8 @@
 """The README's three ways in work when pasted: each ``sh`` block under "Three ways in", run as
 written by ``bash`` in a fresh clone of this repository (its committed tree), with a HOME of its
-own. The only input is what a person types at pf's prompts."""
+own. The only input is what a person types at pf's prompts. pip installs the dependencies from
+the run's wheelhouse (``built_package``), not from the index: what is tested is the commands,
+not the network."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from built_package import BuiltPackage
 
 ROOT = Path(__file__).resolve().parent.parent
 PF_ANSWERS = "3\n2\nsrc/\nok\n"  # Database, MySQL, the files, the acceptance criteria
@@ -28,7 +32,7 @@ def test_the_readme_opens_with_three_paths() -> None:
     assert [True, True, True] == [len(block.splitlines()) <= 4 for block in three_paths()]
 
 
-def test_each_path_works_as_pasted(tmp_path: Path) -> None:
+def test_each_path_works_as_pasted(tmp_path: Path, built_package: BuiltPackage) -> None:
     """In a fresh clone each block exits 0: the agent's configuration names the clone's
     executable, pf writes the decision chosen, the library prints the patch."""
     if not (ROOT / ".git").exists():
@@ -43,6 +47,7 @@ def test_each_path_works_as_pasted(tmp_path: Path) -> None:
     (shim / "python3").symlink_to(python)
     env = {
         **os.environ,
+        **built_package.pip_env(),
         "HOME": str(home),
         "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
         "NO_COLOR": "1",

@@ -222,8 +222,30 @@ def test_a_file_that_is_no_database_is_unavailable(tmp_path: Path) -> None:
     """Opening a store on a file that is not SQLite raises StoreUnavailable naming the path."""
     path = tmp_path / "sessions.sqlite3"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreUnavailable, match=r"sessions\.sqlite3"):
+    with pytest.raises(StoreUnavailable, match=r"sessions\.sqlite3' is not a SQLite database"):
         SqliteStore(path)
+
+
+_COUNT_ROWS = (
+    "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+    "print(db.execute('SELECT COUNT(*) FROM sessions').fetchone()[0]); db.close()"
+)
+
+
+def test_a_second_store_on_the_file_leaves_the_first_ones_log_in_place(tmp_path: Path) -> None:
+    """Opening a second store on a file this process has open keeps the first one's SQLite locks:
+    another process's reader closing then deletes no -wal under it, and the first store's next
+    step is read by another process (it was lost, behind a disk I/O error)."""
+    path = tmp_path / "s.sqlite3"
+    with SqliteStore(path) as first:
+        first.create("s1", "x")
+        with SqliteStore(path):
+            for _ in range(3):
+                read = [sys.executable, "-c", _COUNT_ROWS, str(path)]
+                subprocess.run(read, check=True, capture_output=True, timeout=60)
+            first.create("s2", "y")
+            done = subprocess.run(read, capture_output=True, text=True, timeout=60)
+    assert ("2", "") == (done.stdout.strip(), done.stderr)
 
 
 def test_an_unreachable_redis_is_unavailable(tmp_path: Path) -> None:

@@ -58,8 +58,6 @@ from preflight_fsm.store.sqlite_layout import (
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
 DEFAULT_WRITE_WAIT: Final = 5.0
 """Seconds a write waits for the write lock before it is refused as busy (was 30: a client's
 timeout is often 15)."""
@@ -155,16 +153,22 @@ class SqliteStore(SessionStore):
         )
 
     def _check_header(self) -> None:
-        with open(self.path, "rb") as file:
-            header = file.read(len(_SQLITE_HEADER))
-        if not header:
+        """An empty file is refused by its size; any other header is read by SQLite itself
+        (``_setup``). Opening and closing the file here would release every SQLite lock this
+        process holds on it (POSIX locks belong to the process, not the descriptor): with
+        another store open on it here, another process's last connection closing would then
+        delete the -wal under that store, losing its steps (SQLite's "How To Corrupt", 2.2)."""
+        if os.stat(self.path).st_size == 0:
             self._refuse("is an empty file")
-        if header != _SQLITE_HEADER:
-            self._refuse("is not a SQLite database")
 
     def _setup(self) -> None:
         db = self._require()
-        application_id = db.execute("PRAGMA application_id").fetchone()[0]
+        try:
+            application_id = db.execute("PRAGMA application_id").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            if "not a database" not in str(exc):
+                raise
+            self._refuse("is not a SQLite database")
         if application_id != APPLICATION_ID:
             tables = [_text(n) for (n,) in db.execute("SELECT name FROM sqlite_master")]
             if application_id == 0 and tables == ["sessions", "sqlite_autoindex_sessions_1"]:

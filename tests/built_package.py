@@ -1,0 +1,73 @@
+"""The package built once for the whole test run, shared by the README and packaging tests.
+
+``python -m build`` makes the sdist and, from it, the wheel (the one build); ``pip wheel`` then
+puts beside the wheel every wheel an install of it needs with the extras the tests install, and
+the build backend an editable install needs: a wheelhouse. The tests install from it alone (no
+index), so three virtualenvs, uv and pipx resolve a few local files instead of each fetching
+and parsing the index pages of fifty projects. Under pytest-xdist the first worker to ask
+builds it under a file lock in the run's shared temporary directory; the others wait and reuse.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+TIMEOUT = 900
+# What the tests install beside the package: the extras of the README's paths and of the
+# packaging tests' hints, and what `pip install -e` builds with (hatchling asks for editables).
+EXTRAS = "mcp,preflights,redis"
+BUILD_BACKEND = ("hatchling>=1.24", "editables")
+
+
+@dataclass(frozen=True)
+class BuiltPackage:
+    """Where the one build is: ``dist`` holds the sdist and wheel, ``wheels`` the wheelhouse."""
+
+    dist: Path
+    wheels: Path
+
+    @property
+    def wheel(self) -> Path:
+        return next(self.dist.glob("preflight_fsm-*.whl"))
+
+    def pip_env(self) -> dict[str, str]:
+        """pip (and pipx's pip) installing from the wheelhouse alone."""
+        return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels)}
+
+    def uv_env(self) -> dict[str, str]:
+        """uv installing from the wheelhouse alone."""
+        return {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(self.wheels)}
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    assert 0 == done.returncode, " ".join(argv) + "\n" + done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def build_once(shared: Path) -> BuiltPackage:
+    """The build in ``shared`` (a directory every worker of the run sees), made once."""
+    built = BuiltPackage(dist=shared / "dist", wheels=shared / "wheels")
+    with (shared / "built_package.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "built_package.done").exists():
+            _run([sys.executable, "-m", "build", "--outdir", str(built.dist), str(ROOT)])
+            pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir"]
+            _run([*pip_wheel, str(built.wheels), f"{built.wheel}[{EXTRAS}]", *BUILD_BACKEND])
+            (shared / "built_package.done").touch()
+    return built
