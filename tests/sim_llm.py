@@ -56,8 +56,17 @@ PROVIDER_FAULTS = {
 FAULT_RATE = 0.3  # of provider calls: each costs a deadline, so fewer calls than sim.py's
 DEADLINE = 0.3
 ALLOWANCE = 15.0  # seconds past the deadline a loaded machine may take; never a wait
-DOCUMENTED_CODES = {"INVALID_ANSWER", "AWAITING_ANSWER", "NO_DECISION", "SESSION_NOT_FOUND"}
-"""Preflights' result codes a round may end with (docs/preflights.md); any other is a failure."""
+DOCUMENTED_CODES = {
+    "INVALID_ANSWER",
+    "AWAITING_ANSWER",
+    "NO_DECISION",  # the integration's (docs/preflights.md)
+    "SESSION_NOT_FOUND",
+    "SESSION_EXPIRED",
+    "PATCH_EXTRACTION_FAILED",
+    "VALIDATION_FAILED",  # Preflights' own, of a round's answers after the engine was done
+}
+"""The result codes a round may end with; any other (an LLM_* code: a provider error let
+through) is a failure."""
 FOLLOW_UPS = {"allowlist_paths": "src/", "acceptance_criteria": "It works"}
 
 
@@ -114,6 +123,9 @@ class LLMSimulation:
         except PreflightFsmError as error:
             self._documented("start", error)
             return
+        except Exception as error:  # what an agent would get as INTERNAL_ERROR
+            self._fail(f"start raised {type(error).__name__}: {error}")
+            return
         session_id = started.session_id
         questions = started.questions
         known: list[dict[str, Any]] = []  # the rounds stored when the last one was acknowledged
@@ -131,6 +143,9 @@ class LLMSimulation:
                 if not self._check(session_id, known, acknowledged=False):
                     return
                 continue
+            except Exception as error:  # what an agent would get as INTERNAL_ERROR
+                self._fail(f"round {session_id[:8]} raised {type(error).__name__}: {error}")
+                return
             if result.status == "error":
                 code = result.error.code if result.error else "UNKNOWN"
                 self._event(f"round {session_id[:8]} {code}")

@@ -154,3 +154,28 @@ def test_file_sessions_keep_the_engines_rounds(tmp_path: Path) -> None:
         {"change_category": "Database"},
         {"change_category": "Database", "scopes": ["a"]},
     ) == recorded_rounds(restored)
+
+
+def test_a_session_expiring_between_a_rounds_read_and_its_write_is_reported_not_found(
+    tmp_path: Path,
+) -> None:
+    """The agent is told SESSION_NOT_FOUND with what to do, as for a session found gone, never
+    INTERNAL_ERROR; nothing of the round is written (found by `make sim`'s LLM mode)."""
+    import subprocess
+
+    from preflight_fsm.integrations.preflights.agent_tools import PreflightsTools, build_store_app
+    from preflight_fsm.store.faults import FaultRates, FaultyStore, SimClock
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    clock = SimClock()
+    store = FaultyStore(MemoryStore(clock=clock), clock, rates=FaultRates(expiry=1.0))
+    tools = PreflightsTools(build_store_app(sessions=StoreSessionAdapter(store)))
+    started = tools.require_clarification("Improve the checkout flow", repo_path=str(tmp_path))
+    answered = tools.require_clarification(
+        "Improve the checkout flow",
+        session_id=started["session_id"],
+        answers={"change_category": "Database"},
+    )
+    assert "SESSION_NOT_FOUND" == answered["error"]["code"], answered
+    assert "Start a new session" in answered["error"]["recovery_hint"]
+    assert [] == store.inner.entries()

@@ -28,11 +28,12 @@ from preflights.application.ports.clock import ClockPort
 from preflights.application.ports.config import ConfigLoaderPort
 from preflights.application.ports.file_context import FileContextBuilderPort
 from preflights.application.ports.filesystem import FilesystemPort
-from preflights.application.ports.session import SessionPort
+from preflights.application.ports.session import SessionNotFoundError, SessionPort
 from preflights.application.ports.uid import UIDProviderPort
 from preflights.application.preflights_app import PreflightsApp
 from preflights.application.question_filter import merge_answers
 from preflights.application.types import (
+    AppErrorCode,
     PreflightContinueResult,
     PreflightError,
     Session,
@@ -67,6 +68,8 @@ INVALID_ANSWER: Final = "INVALID_ANSWER"
 """Preflights' own code for answers refused; here with the engine's feedback (C5)."""
 AWAITING_ANSWER: Final = "AWAITING_ANSWER"
 """A round without new answers would ask again what it just asked: the client cannot answer it."""
+SESSION_NOT_FOUND: Final = str(AppErrorCode.SESSION_NOT_FOUND)
+"""Preflights' own code for a session gone: also one gone between a round's read and write."""
 
 Answers = dict[str, str | tuple[str, ...]]
 
@@ -163,7 +166,33 @@ class FsmPreflightsApp(PreflightsApp):
     ) -> PreflightContinueResult:
         """Preflights' ``continue_preflight``, asking the engine's next turn instead of failing;
         this round's answers supplied by ``answered_by`` (else the application's) through
-        ``principal`` with ``proof`` (C9, as ``ClarificationMachine.step``)."""
+        ``principal`` with ``proof`` (C9, as ``ClarificationMachine.step``). A session that
+        expires or is removed between this round's read and its write is SESSION_NOT_FOUND,
+        as one found gone at the read: nothing of the round was written."""
+        try:
+            return self._continue(
+                session_id, answers_delta, debug_llm, answered_by, principal, proof
+            )
+        except SessionNotFoundError:
+            return PreflightContinueResult(
+                status="error",
+                error=PreflightError(
+                    code=SESSION_NOT_FOUND,
+                    message=f"Session not found: {session_id} (it expired or was removed while "
+                    "this round ran; nothing of the round was written)",
+                    recovery_hint="Start a new session with the same intention.",
+                ),
+            )
+
+    def _continue(
+        self,
+        session_id: str,
+        answers_delta: dict[str, str | list[str]],
+        debug_llm: bool,
+        answered_by: AnsweredBy | None,
+        principal: str | None,
+        proof: PasskeyProof | None,
+    ) -> PreflightContinueResult:
         debug_llm = debug_llm or self.debug_every_round
         source = Provenance(answered_by or self.answered_by, principal, proof)
         session = self._session.get(session_id)
