@@ -58,6 +58,7 @@ __all__ = [
     "http_server",
     "redis_missing",
     "shared_http_server",
+    "shared_preflights_server",
     "stdio_parameters",
     "throwaway_redis",
 ]
@@ -329,6 +330,13 @@ def shared_http_server(*extra: str) -> AbstractContextManager[HttpServer]:
         _shared.append(SharedHttpServers())
         atexit.register(stop_shared_http_servers)
     return _shared[0].serving(*extra)
+
+
+def shared_preflights_server(tmp_path: Path, *extra: str) -> AbstractContextManager[HttpServer]:
+    """The shared `mcp --preflights` HTTP server started with ``extra``: its one repository root
+    is the parent of every ``tmp_path`` of this process's tests, so each test's repositories (under
+    its own ``tmp_path``) are served."""
+    return shared_http_server("--preflights", "--repo-root", str(tmp_path.parent), *extra)
 
 
 def stop_shared_http_servers() -> None:

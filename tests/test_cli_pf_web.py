@@ -7,6 +7,7 @@ import os
 import queue
 import re
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,3 +72,13 @@ def test_pf_web_prints_a_link_and_the_adr_records_the_page(
         "Passkeys" if "Passkeys" in adr else adr,
         "user_web" if "user_web" in adr else adr,
     )
+
+
+def test_pf_web_without_the_page_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from preflight_fsm.integrations.preflights.command_line import run_pf
+
+    monkeypatch.setitem(sys.modules, "preflight_fsm.integrations.preflights.page_loop", None)
+    assert (1, 0) == (run_pf(["start", "Add a thing", "--web"]), run_pf(["--version"]))
+    assert "--web needs the answer page" in capsys.readouterr().err

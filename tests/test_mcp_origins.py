@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_servers import HttpServer, http_server
+from mcp_servers import HttpServer, http_server, shared_preflights_server
 from preflight_fsm.mcp.origins import OriginPolicy, origin_of, public_url_problem
 
 INITIALIZE = {
@@ -117,6 +117,6 @@ def test_a_proxy_that_keeps_the_host_reaches_a_loopback_server_that_allows_it(
 
 
 def test_the_preflights_server_checks_origins_too(tmp_path: Path) -> None:
-    with http_server(str(tmp_path / "s.sqlite3"), tmp_path, "pf", "--preflights") as server:
+    with shared_preflights_server(tmp_path) as server:
         response = post(server, Origin="http://evil.example")
     assert 403 == response.status_code

@@ -1,8 +1,8 @@
 """Preflights' agent tools on the engine, through the SDK's own client.
 
 The server is the one ``preflight-fsm mcp --preflights --store …`` (the command agents run)
-serves, built in the test's process and reached in memory; the tests of both protocol eras and
-of a restart start the command as a subprocess, the client ``mcp.Client`` with
+serves, built in the test's process and reached in memory, in both protocol eras; the test of a
+restart starts the command as a subprocess, the client ``mcp.Client`` with
 ``StdioServerParameters``, as an agent's host would connect.
 """
 
@@ -132,12 +132,11 @@ def test_the_tools_are_preflights_two(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["2026-07-28", "handshake-era"])
 def test_a_session_completes_under_both_protocol_eras(tmp_path: Path, mode: str) -> None:
-    """A client of either protocol era (probe, or the initialize handshake) completes a session."""
+    """A client of either protocol era (probe, or the initialize handshake) completes a session
+    (in memory: the stdio process is test_sessions_survive_a_server_restart's)."""
     case = next(c for c in CASES if c.id == "other-field-after-category")
     repo, _ = make_repo(tmp_path)
-    result = with_client(
-        tmp_path / "s.sqlite3", lambda client: complete(client, case, repo), mode, process=True
-    )
+    result = with_client(tmp_path / "s.sqlite3", lambda client: complete(client, case, repo), mode)
     assert "completed" == result["status"], result
     assert expected_decisions(case, repo) == written_decisions(repo)
 
@@ -298,7 +297,7 @@ def test_the_http_server_says_only_where_it_serves(tmp_path: Path) -> None:
 def test_an_identical_empty_call_over_http_is_awaiting_answer(tmp_path: Path) -> None:
     """Over HTTP, an agent's call without answers on a session that owes its "Other (specify)"
     text is AWAITING_ANSWER naming the text, as under pf, not the same question again."""
-    from mcp_servers import connect_http, http_server
+    from mcp_servers import connect_http, shared_preflights_server
 
     repo, _ = make_repo(tmp_path / "repo")
 
@@ -311,7 +310,7 @@ def test_an_identical_empty_call_over_http_is_awaiting_answer(tmp_path: Path) ->
             assert isinstance(again.structured_content, dict)
             return [owed, again.structured_content]
 
-    with http_server(str(tmp_path / "store.sqlite3"), tmp_path, "pf", "--preflights") as running:
+    with shared_preflights_server(tmp_path) as running:
         owed, again = anyio.run(body, running.url)
     assert ["auth_strategy__other"] == [q["id"] for q in owed["questions"]]
     assert "AWAITING_ANSWER" == again["error"]["code"], again

@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_servers import connect_memory, shared_http_server
+from mcp_servers import connect_memory, shared_preflights_server
 from preflights_e2e import CORE_ANSWERS, make_repo
 
 MODES = ["auto", "legacy"]
@@ -88,10 +88,7 @@ class Preflights:
 
         if self.transport == "memory":
             return anyio.run(main)
-        # The server is shared with the other tests of this process: each has a repository of
-        # its own under the process's temporary root, the one root the server serves.
-        root = ("--repo-root", str(self.tmp_path.parent))
-        with shared_http_server("--preflights", *root, *self.extra) as s:
+        with shared_preflights_server(self.tmp_path, *self.extra) as s:
             self.url = s.url
             return anyio.run(main)
 

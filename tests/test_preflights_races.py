@@ -212,8 +212,10 @@ def assert_nothing_lost(server: Served, session_id: str, requests: list[Request]
     assert [{"change_category": r.category} for r in acknowledged] == server.stored_rounds(
         session_id
     )
-    told = {r.result["error"]["code"] for r in requests if r.result and not r.acknowledged}
-    assert told <= {"SESSION_CONFLICT", "INVALID_ANSWER"}, requests
+    refused = [r.result["error"] for r in requests if r.result and not r.acknowledged]
+    assert {e["code"] for e in refused} <= {"SESSION_CONFLICT", "INVALID_ANSWER"}, requests
+    hints = {e["recovery_hint"] for e in refused if e["code"] == "SESSION_CONFLICT"}
+    assert [] == [h for h in hints if "no answers" not in h]  # reload first, then answer
 
 
 @pytest.mark.parametrize(

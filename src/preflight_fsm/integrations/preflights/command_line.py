@@ -42,15 +42,16 @@ from preflight_fsm.integrations.preflights.hints import (
     stems_from_ctrl_c,
 )
 from preflight_fsm.integrations.preflights.llm_options import engine_header, split_llm_options
-from preflight_fsm.integrations.preflights.page_loop import WEB_OPTION, on_the_page
 from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
 
-__all__ = ["LLM_OPTIONS", "PfApplication", "build_pf_app", "run_pf"]
+__all__ = ["LLM_OPTIONS", "WEB_OPTION", "PfApplication", "build_pf_app", "run_pf"]
 
 LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
 """pf's options that choose a real LLM: it runs under the guard (``preflight_fsm.llm``)."""
+WEB_OPTION: Final = "--web"
+"""pf's option (ours) answering the rounds on the answer page (``page_loop.py``)."""
 
 
 class PfApplication(FsmPreflightsApp):
@@ -115,6 +116,17 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         return int(ExitCode.SYSTEM_ERROR)
     web = WEB_OPTION in args
     args = [a for a in args if a != WEB_OPTION]
+    try:  # the page runs on the mcp extra's parts (its server, py_webauthn); plain pf does not
+        from preflight_fsm.integrations.preflights.page_loop import on_the_page
+    except ImportError as exc:
+        if web:
+            from preflight_fsm.extras import install_hint
+
+            _fail(
+                f"{WEB_OPTION} needs the answer page ({exc}); install it with: "
+                + install_hint("mcp")
+            )
+            return int(ExitCode.USER_ERROR)
     try:
         options, args = split_llm_options(args)
         guard = options.guard(flow)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any
 
 import click
 from preflights.application.types import Question as PreflightsQuestion
@@ -33,10 +33,7 @@ from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.mcp.rounds import Round
 from preflight_fsm.web import LinkBook, PageListener
 
-__all__ = ["WEB_OPTION", "on_the_page", "page_loop"]
-
-WEB_OPTION: Final = "--web"
-"""pf's option (ours) answering the rounds on the answer page."""
+__all__ = ["on_the_page", "page_loop"]
 
 
 def page_loop(
