@@ -16,6 +16,7 @@ import anyio
 import anyio.to_thread
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import (
@@ -42,10 +43,12 @@ from web_browser import passkey_outcome, submit, virtual_authenticator
 
 @dataclass(frozen=True)
 class Enrolled:
-    """Ada's passkey, in the browser's virtual authenticator and in ``people``, on ``port``."""
+    """Ada's passkey: in ``people``, enrolled on ``port``; ``credential`` is the virtual
+    authenticator's copy (its private key), put back in the browser for each test."""
 
     people: Path
     port: int
+    credential: Credential
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -53,8 +56,9 @@ class Enrolled:
 
 
 @pytest.fixture(scope="module")
-def ada(browser: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enrolled]:
-    """Ada enrolls once for the module; the authenticator is removed after its last test."""
+def enrolled(browser: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> Enrolled:
+    """Ada enrolls once for the module, in an authenticator removed right after: other tests
+    may run in this browser between this module's, and must not find her passkey there."""
     people = tmp_path_factory.mktemp("person") / "people.toml"
     port = free_port()
     with virtual_authenticator(browser):  # type: ignore[arg-type]
@@ -62,7 +66,16 @@ def ada(browser: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         with PageListener(enrollment, port=port):
             browser.get(enrollment.link)
             assert "Enrolled" in passkey_outcome(browser)
-        yield Enrolled(people, port)
+        [credential] = browser.get_credentials()
+    return Enrolled(people, port, credential)
+
+
+@pytest.fixture
+def ada(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
+    """Ada's passkey in the browser's authenticator for this test only."""
+    with virtual_authenticator(browser):  # type: ignore[arg-type]
+        browser.add_credential(enrolled.credential)
+        yield enrolled
 
 
 def answer_and_sign(browser: WebDriver, link: str) -> None:
@@ -129,12 +142,14 @@ def test_over_stdio_a_client_with_url_elicitation_shows_the_person_the_signing_p
     assert ("MySQL", "user_passkey") == type_of(outcome)
 
 
-def test_answers_an_agent_sends_are_refused_under_person(ada: Enrolled, tmp_path: Path) -> None:
+def test_answers_an_agent_sends_are_refused_under_person(
+    enrolled: Enrolled, tmp_path: Path
+) -> None:
     """Tool arguments record nothing; the error names the page and the passkey."""
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
-        people = People.load(ada.people)
+        people = People.load(enrolled.people)
         async with connect_memory(store, answers_from="person", people=people) as client:
             return await call(
                 client,

@@ -19,6 +19,7 @@ loop, which re-asks only what it can prompt, never spins.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
@@ -123,6 +124,7 @@ class FsmPreflightsApp(PreflightsApp):
         self.user_errors: deque[str] = deque(maxlen=_REMEMBERED)
         # The question ids each session was last answered with needs_more_answers (this process).
         self._last_asked: dict[str, tuple[str, ...]] = {}
+        self._asked_lock = threading.Lock()  # a server's requests share it, each on a thread
         # How a hint tells the person to answer a question: `preflight-fsm pf` sets its command;
         # an MCP agent answers in the `answers` of its next require_clarification call.
         self.answer_command: str | None = None
@@ -146,7 +148,8 @@ class FsmPreflightsApp(PreflightsApp):
 
     def asked_last(self) -> tuple[str, ...]:
         """The question ids of the latest round answered with needs_more_answers, if any."""
-        return next(reversed(self._last_asked.values()), ())
+        with self._asked_lock:
+            return next(reversed(self._last_asked.values()), ())
 
     def continue_preflight(
         self,
@@ -188,7 +191,7 @@ class FsmPreflightsApp(PreflightsApp):
         if where.turn is None:
             return self._refused(session, merged, where)
         if where.turn.state == DONE:
-            self._last_asked.pop(session_id, None)
+            self._forget_asked(session_id)
             # The deciding round is recorded before Preflights' core takes over, so that its
             # follow-up rounds (answered by whoever) never stand in for who decided.
             record_round(session, where.answers, source)
@@ -269,7 +272,7 @@ class FsmPreflightsApp(PreflightsApp):
         else:
             reason = f"{key} was declined: {given!r} is no usable answer"
         self._session.delete(session.id)
-        self._last_asked.pop(session.id, None)
+        self._forget_asked(session.id)
         self.stops.append(Stop(session.id, session.repo_path, reason))
         self.user_errors.append(NO_DECISION)
         return PreflightContinueResult(
@@ -287,16 +290,17 @@ class FsmPreflightsApp(PreflightsApp):
     ) -> PreflightContinueResult:
         """``result``, unless it asks again, without new answers, exactly what it just asked."""
         if result.status != "needs_more_answers":
-            self._last_asked.pop(session_id, None)
+            self._forget_asked(session_id)
             return result
         ids = tuple(q.id for q in result.questions or ())
         if answers_delta or self._last_asked.get(session_id) != ids:
-            self._last_asked.pop(session_id, None)
-            self._last_asked[session_id] = ids
-            while len(self._last_asked) > _REMEMBERED:  # sessions abandoned mid-way
-                del self._last_asked[next(iter(self._last_asked))]
+            with self._asked_lock:  # two requests dropping the oldest at once: one KeyError
+                self._last_asked.pop(session_id, None)
+                self._last_asked[session_id] = ids
+                while len(self._last_asked) > _REMEMBERED:  # sessions abandoned mid-way
+                    del self._last_asked[next(iter(self._last_asked))]
             return result
-        self._last_asked.pop(session_id, None)
+        self._forget_asked(session_id)
         self.user_errors.append(AWAITING_ANSWER)
         wanted = ", ".join(ids)
         return PreflightContinueResult(
@@ -308,6 +312,10 @@ class FsmPreflightsApp(PreflightsApp):
                 recovery_hint=f"Answer it: {self._how_to_answer(ids[0] if ids else None)}.",
             ),
         )
+
+    def _forget_asked(self, session_id: str) -> None:
+        with self._asked_lock:
+            self._last_asked.pop(session_id, None)
 
     def _how_to_answer(self, question_id: str | None) -> str:
         """The command (pf) or the call (MCP) that answers ``question_id``."""
