@@ -1,7 +1,10 @@
 """What a person reads from the command line: help pages, exit codes, a mistyped command, colour.
 
-Every page is read from the installed command, as a person runs it: no contract id, no internal
-state name, no Python type (``<str>``) or brace placeholder (``{INTENTION}``).
+No page shows a contract id, an internal state name, a Python type (``<str>``) or a brace
+placeholder (``{INTENTION}``). The pages are rendered by the command line's own entry in this
+process, as wide as the installed command renders them without a terminal; a test holds two of
+them equal to what the installed command prints (each process costs ~0.35 s of CPU, and the
+pages were read at collection, once per pytest-xdist worker).
 """
 
 from __future__ import annotations
@@ -44,19 +47,40 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([COMMAND, *args], capture_output=True, text=True, timeout=60)
 
 
-def help_pages() -> list[tuple[str, str]]:
-    pages = [("", run("--help").stdout)]
-    pages += [(name, run(name, "--help").stdout) for name in COMMANDS]
-    if os.environ.get("PREFLIGHT_FSM_NO_PF") is None:
-        pages += [(f"pf {' '.join(p)}", run("pf", *p, "--help").stdout) for p in PF_PAGES]
-    return pages
+def help_page(*command: str) -> str:
+    """``preflight-fsm COMMAND --help`` as the installed command prints it to a pipe (click wraps
+    at 78 columns without a terminal), rendered in this process."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    result = CliRunner().invoke(
+        app, [*command, "--help"], prog_name="preflight-fsm", terminal_width=78
+    )
+    assert 0 == result.exit_code, result.output
+    return result.stdout
 
 
-@pytest.mark.parametrize(("name", "page"), help_pages(), ids=lambda v: v if len(v) < 20 else "")
-def test_help_pages_hold_a_persons_words(name: str, page: str) -> None:
+PAGES = [(), *((name,) for name in COMMANDS)]
+if os.environ.get("PREFLIGHT_FSM_NO_PF") is None:
+    PAGES += [("pf", *page) for page in PF_PAGES]
+
+
+@pytest.mark.parametrize("command", PAGES, ids=lambda command: " ".join(command) or "main")
+def test_help_pages_hold_a_persons_words(command: tuple[str, ...]) -> None:
     """No help page shows a contract id, a state name, a Python type or a brace placeholder."""
+    page = help_page(*command)
     assert page.startswith("Usage: "), page
     assert ([], []) == (MACHINE_WORDS.findall(page), [s for s in STATES if s in page])
+
+
+@pytest.mark.parametrize("command", [(), ("mcp",)], ids=["main", "mcp"])
+def test_the_pages_rendered_here_are_what_the_installed_command_prints(
+    command: tuple[str, ...],
+) -> None:
+    """The main page and the longest command's page, read from the installed command, equal the
+    pages the other tests read in this process."""
+    assert help_page(*command) == run(*command, "--help").stdout
 
 
 def test_every_command_page_ends_with_its_examples() -> None:
@@ -67,9 +91,9 @@ def test_every_command_page_ends_with_its_examples() -> None:
 
     missing = [name for name in _LAZY if name != "pf" and not examples_of(name)]
     shown = "Examples:\n  $ preflight-fsm answer 5b0f change_category=3\n"
-    page = run("answer", "--help").stdout
+    page = help_page("answer")
     assert ([], shown) == (missing, page[page.index("Examples:") :][: len(shown)])
-    assert '$ preflight-fsm chat "Add OAuth login"' in run("--help").stdout
+    assert '$ preflight-fsm chat "Add OAuth login"' in help_page()
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -105,7 +129,7 @@ def test_every_example_is_accepted_by_the_command_line(example: str) -> None:
 )
 def test_each_command_lists_the_exit_codes_it_can_return(name: str, codes: str) -> None:
     """A session command's help lists exactly the exit codes that command returns."""
-    page = " ".join(run(name, "--help").stdout.split())
+    page = " ".join(help_page(name).split())
     listed = re.search(r"Exit codes: (.*?)\. With --json", page)
     assert listed is not None, page
     assert codes == " ".join(re.findall(r"(?:^|; )(\d)", listed.group(1)))

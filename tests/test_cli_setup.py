@@ -50,14 +50,17 @@ def setup(cwd: Path, *args: str) -> str:
 
 
 def test_every_client_gets_a_configuration_naming_this_executable(tmp_path: Path) -> None:
-    """Claude Code, Cursor and VS Code each get one, with the absolute executable and store."""
+    """Claude Code, Cursor and VS Code each get one, with the absolute executable and store (one
+    run of the installed command prints all three; ``--client``'s JSON alone is checked
+    in-process by the other tests)."""
     printed = setup_process(tmp_path)
     store = str(tmp_path / ".preflight-fsm" / "sessions.sqlite3")
-    claude = shlex.split(printed.split(TITLES[0])[1].splitlines()[1])
-    cursor = json.loads(setup_process(tmp_path, "--client", "cursor"))["mcpServers"][
-        "preflight-fsm"
-    ]
-    vscode = json.loads(setup_process(tmp_path, "--client", "vscode"))["servers"]["preflight-fsm"]
+    claude_part, cursor_part, vscode_part = (
+        printed.split(title, 1)[1].split("\n# ", 1)[0] for title in TITLES
+    )
+    claude = shlex.split(claude_part.splitlines()[1])
+    cursor = json.loads(cursor_part.split("\n", 1)[1])["mcpServers"]["preflight-fsm"]
+    vscode = json.loads(vscode_part.split("\n", 1)[1])["servers"]["preflight-fsm"]
     expected = [PREFLIGHT_FSM, "mcp", "--store", store]
     assert [True, True, True] == [title in printed for title in TITLES]
     assert ["claude", "mcp", "add", "preflight-fsm", "--", *expected] == claude
