@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 
 pytest.importorskip("preflights")
 pytest.importorskip("anthropic")
@@ -27,7 +28,7 @@ pytest.importorskip("openai")
 pytest.importorskip("mcp")
 
 import anyio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from preflights.application.types import LLMResponse, Question
 from preflights.core.types import DecisionPatch
@@ -55,19 +56,20 @@ ROUNDS = ({"change_category": "Database"}, {"db_type": "MySQL"})
 DECISION = "Decision: Database - Type=MySQL"
 REPLACED = "preflight-fsm: the engine answered instead of the LLM"
 _UNSEEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+_LATIN = regex.compile(r"[\p{scx=Latin}\p{scx=Common}\p{scx=Inherited}]")
+"""A character of the Latin script, or of those every script shares (as text.py counts them)."""
 
 
 def deceptive(text: str) -> list[str]:
     """What in ``text`` deceives a reader: an invisible, control or separator character (a line
-    break and a tab aside), or a letter of another script than Latin; one name each."""
+    break and a tab aside), or a letter of another script than Latin (by Unicode's Script
+    property: "º" and "ª" are Latin though their names do not say so); one name each."""
     found = []
     for char in text:
         if char in "\n\t":
             continue
         name = unicodedata.name(char, f"U+{ord(char):04X}")
-        if unicodedata.category(char) in _UNSEEN or (
-            char.isalpha() and not name.startswith("LATIN")
-        ):
+        if unicodedata.category(char) in _UNSEEN or (char.isalpha() and not _LATIN.match(char)):
             found.append(name)
     return found
 
@@ -205,6 +207,7 @@ def property_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(question=st.text(max_size=8), suffix=st.text(max_size=3), value=st.text(max_size=3))
+@example(question="º", suffix="", value="")  # Latin by its script, not by its name (a CI run)
 def test_llm_replies_of_any_characters_reach_no_tool_result_or_file_unless_harmless(
     property_root: Path, question: str, suffix: str, value: str
 ) -> None:
