@@ -81,7 +81,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.http.flood.ratio",
     ),
     "verify": ("verify.signed_turn", "verify.decision_file", "verify.command.5_adrs"),
-    "web": ("web.page.get", "web.page.answered_turn"),
+    "web": ("web.page.get", "web.page.answered_turn", "web.signed_turn"),
 }
 """Every figure of `make bench`, by the group that measures it (`--only GROUP`)."""
 
