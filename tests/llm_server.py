@@ -76,8 +76,13 @@ class LLMServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def env(self, provider: str, deadline: float = 0.5) -> dict[str, str]:
-        """The environment that points ``provider``'s SDK (and pf's guard) here."""
+    def env(self, provider: str, deadline: float = 10.0) -> dict[str, str]:
+        """The environment that points ``provider``'s SDK (and pf's guard) here.
+
+        The guard's ``deadline`` is generous by default: a call's first reply includes importing
+        the provider's SDK, which on a loaded machine took longer than the 0.5 s it once was
+        (a test expecting "rate limit" read "did not answer within the deadline"). A test of the
+        deadline itself passes a short one; only a reply that never comes waits for it."""
         common = {
             "PREFLIGHT_FSM_LLM_DEADLINE": str(deadline),
             "PREFLIGHTS_LLM_PROVIDER": provider,

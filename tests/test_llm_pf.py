@@ -37,7 +37,12 @@ REPLACED = "preflight-fsm: the engine answered instead of the LLM"
 
 
 def start(
-    tmp_path: Path, provider_server: LLMServer, provider: str, case: Case, *extra: str
+    tmp_path: Path,
+    provider_server: LLMServer,
+    provider: str,
+    case: Case,
+    *extra: str,
+    deadline: float = 10.0,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """``pf start --llm-provider PROVIDER`` for ``case``, its answers typed at the prompts."""
     repo, home = make_repo(tmp_path)
@@ -50,7 +55,7 @@ def start(
         *extra,
         case.intention,
         lines=case.pf_lines(),
-        env=provider_server.env(provider),
+        env=provider_server.env(provider, deadline),
     )
     return result, repo
 
@@ -110,7 +115,9 @@ def test_a_failing_provider_still_completes_with_exactly_the_users_choices(
     """Every turn and the decision fall back to the engine; each time one line says why."""
     provider_server.default = reply
     case = BY_ID["other-category-names-one"]
-    result, repo = start(tmp_path, provider_server, provider, case)
+    # The slow reply never comes in time: a short deadline keeps the test short.
+    deadline = 1.0 if reply.delay else 10.0
+    result, repo = start(tmp_path, provider_server, provider, case, deadline=deadline)
     assert 0 == result.returncode, result.stdout + result.stderr
     assert expected_decisions(case, repo) == written_decisions(repo)
     lines = [line for line in result.stderr.splitlines() if line.startswith(REPLACED)]
