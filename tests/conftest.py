@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -124,6 +124,23 @@ def browser() -> Iterator[object]:
 
     with chromium() as driver:
         yield driver
+
+
+@pytest.fixture(scope="module")
+def enrolled(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the module."""
+    from person_passkey import enroll
+
+    return enroll(browser, tmp_path_factory.mktemp("person"))
+
+
+@pytest.fixture
+def ada(browser: Any, enrolled: Any) -> Iterator[Any]:
+    """Ada's passkey in the browser's authenticator for this test only."""
+    from person_passkey import passkey_in
+
+    with passkey_in(browser, enrolled):
+        yield enrolled
 
 
 @pytest.fixture

@@ -141,7 +141,9 @@ async def connect_memory(
 
             stack = ExitStack()  # the answer page's loopback listener, under web
             closing.append(stack.close)
-            server = build_preflights_server(store, answers_from=answers_from, closing=stack)
+            server = build_preflights_server(
+                store, answers_from=answers_from, closing=stack, people=people
+            )
         else:
             opened = open_store(store)
             closing.append(opened.close)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import base64
 import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,7 +14,6 @@ import anyio
 import anyio.to_thread
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import (
@@ -25,9 +22,9 @@ from mcp_servers import (
     connect_http,
     connect_memory,
     connect_stdio,
-    free_port,
     http_server,
 )
+from person_passkey import Enrolled
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.mcp.tokens import add_token
 from preflight_fsm.passkeys import step_challenge
@@ -35,47 +32,9 @@ from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
 from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.web import PageListener
-from preflight_fsm.web.enroll import Enrollment
 from preflight_fsm.web.signing import SignedAnswerPage
 from test_mcp_web import Person, link_in, type_of
-from web_browser import passkey_outcome, submit, virtual_authenticator
-
-
-@dataclass(frozen=True)
-class Enrolled:
-    """Ada's passkey: in ``people``, enrolled on ``port``; ``credential`` is the virtual
-    authenticator's copy (its private key), put back in the browser for each test."""
-
-    people: Path
-    port: int
-    credential: Credential
-
-    @property
-    def options(self) -> tuple[str, ...]:
-        return ("--answers-from", "person", "--people", str(self.people))
-
-
-@pytest.fixture(scope="module")
-def enrolled(browser: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> Enrolled:
-    """Ada enrolls once for the module, in an authenticator removed right after: other tests
-    may run in this browser between this module's, and must not find her passkey there."""
-    people = tmp_path_factory.mktemp("person") / "people.toml"
-    port = free_port()
-    with virtual_authenticator(browser):  # type: ignore[arg-type]
-        enrollment = Enrollment("Ada Lovelace", people)
-        with PageListener(enrollment, port=port):
-            browser.get(enrollment.link)
-            assert "Enrolled" in passkey_outcome(browser)
-        [credential] = browser.get_credentials()
-    return Enrolled(people, port, credential)
-
-
-@pytest.fixture
-def ada(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
-    """Ada's passkey in the browser's authenticator for this test only."""
-    with virtual_authenticator(browser):  # type: ignore[arg-type]
-        browser.add_credential(enrolled.credential)
-        yield enrolled
+from web_browser import passkey_outcome, submit
 
 
 def answer_and_sign(browser: WebDriver, link: str) -> None:

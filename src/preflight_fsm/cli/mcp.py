@@ -288,11 +288,6 @@ def mcp_command(
         raise typer.BadParameter(
             f"{shown!r} is not a policy: use any, user, web or person", param_hint=where
         )
-    if policy == "person" and preflights:
-        raise usage_error(
-            "--answers-from person is served by `mcp` without --preflights for now: use web, "
-            "user or any"
-        )
     from preflight_fsm.mcp import HTTP_PATH, build_server
     from preflight_fsm.mcp.http import HttpOptions
     from preflight_fsm.mcp.origins import OriginPolicy
@@ -327,6 +322,8 @@ def mcp_command(
         # Preflights' own tools on its own application, whose sessions live in the same store.
         build = _preflights_builder()
         with _reported(as_json=False):
+            # Before the store opens: a person level nobody can sign is refused at start.
+            people = serving.people_for(policy, people_file)
             checked = open_store(store, expire_after=expire_after)
         serving.check_store(checked, accept_evicting_store)
         with contextlib.ExitStack() as closing:  # the answer page's loopback listener, the store
@@ -336,19 +333,21 @@ def mcp_command(
             try:
                 # The seal keys seal the forms' round state, so rounds continue on any server
                 # sharing them (Preflights' sessions themselves are stored unsealed).
-                server = build(
-                    store,
-                    str(flow) if flow is not None else None,
-                    answers_from=policy,
-                    request_state_keys=keys.keys if keys else (),
-                    auth=auth,
-                    # Over HTTP clients are remote: files only under the roots the operator names.
-                    repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
-                    transport=chosen,
-                    public_url=url,
-                    closing=closing,
-                    opened=checked,
-                )
+                with _reported(as_json=False):  # a people file nobody enrolled the page in
+                    server = build(
+                        store,
+                        str(flow) if flow is not None else None,
+                        answers_from=policy,
+                        request_state_keys=keys.keys if keys else (),
+                        auth=auth,
+                        # Over HTTP clients are remote: files only under the roots named.
+                        repo_roots=(repo_root or [Path.cwd()]) if chosen == "http" else None,
+                        transport=chosen,
+                        public_url=url,
+                        closing=closing,
+                        opened=checked,
+                        people=people,
+                    )
             except RuntimeError as exc:
                 typer.echo(f"preflight-fsm: {exc}", err=True)
                 raise typer.Exit(2) from None

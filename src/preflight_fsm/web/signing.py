@@ -20,13 +20,14 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any, Final
 
 from preflight_fsm.errors import InvalidAnswers, PasskeyRefused, SessionConflict
-from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.passkeys import assertion_options, proof_of, step_challenge, verify_assertion
 from preflight_fsm.people import People
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.store import Sessions
 from preflight_fsm.turn import Question
 from preflight_fsm.web.html import CSRF_FIELD, document
@@ -34,13 +35,28 @@ from preflight_fsm.web.links import Grant, LinkBook
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
 from preflight_fsm.web.script import SCRIPT_PATH
 
-__all__ = ["MAX_PENDING", "SIGN_SUFFIX", "SignedAnswerPage"]
+__all__ = ["FINISHED", "MAX_PENDING", "SIGN_SUFFIX", "Checked", "SignedAnswerPage"]
 
 MAX_PENDING: Final = 1_000
 """Checked answers one page keeps waiting for their passkey; past it the oldest are dropped."""
 
 SIGN_SUFFIX = "/sign"
 """Where a turn's assertion is posted: ``PAGE_PATH + token + SIGN_SUFFIX``."""
+
+
+FINISHED: Final = "Signed and recorded: the session is finished. You can close this page."
+"""What the page says once the last turn is signed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """Answers checked as a turn's next step, waiting for the passkey: the challenge that signs
+    them, and the intention and questions the confirm page shows them with."""
+
+    answers: dict[str, Any]
+    challenge: bytes
+    intention: str
+    questions: Sequence[Question]
 
 
 class SignedAnswerPage(AnswerPage):
@@ -59,6 +75,11 @@ class SignedAnswerPage(AnswerPage):
         max_pending: int = MAX_PENDING,
     ) -> None:
         super().__init__(sessions, links, base_url)
+        self._signed_by(people, rp_id, max_pending)
+
+    def _signed_by(self, people: People, rp_id: str, max_pending: int) -> None:
+        """Sign with the passkeys ``people`` lists on ``rp_id``, keeping at most
+        ``max_pending`` checked answers waiting for one."""
         self.people = people
         self.rp_id = rp_id
         self.max_pending = max_pending
@@ -100,6 +121,17 @@ class SignedAnswerPage(AnswerPage):
         sent = form.get(CSRF_FIELD, ())
         if len(sent) != 1 or not secrets.compare_digest(sent[0], grant.csrf):
             return super().answer(token, form)  # the same refusal as the page's
+        checked = self._checked(token, grant, form)
+        if isinstance(checked, PageReply):
+            return checked
+        self._keep(token, checked.answers)
+        return PageReply(200, self._confirm(token, grant, checked))
+
+    def _checked(
+        self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]
+    ) -> Checked | PageReply:
+        """The posted answers checked as the turn's next step (nothing recorded), with the
+        challenge that signs them; else the page that says why not."""
         machine = self._current(grant)
         if isinstance(machine, PageReply):
             return machine
@@ -108,9 +140,7 @@ class SignedAnswerPage(AnswerPage):
             challenge = step_challenge(machine, grant.session_id, answers)
         except InvalidAnswers as error:
             return PageReply(422, self._form(machine, token, grant, str(error)))
-        self._keep(token, answers)
-        confirm = self._confirm(machine, token, grant, challenge, answers)
-        return PageReply(200, confirm)
+        return Checked(answers, challenge, machine.intention, machine.turn.questions)
 
     def sign(self, token: str, posted: Any) -> tuple[int, str, str | None]:
         """Verify the posted assertion over the pending answers and take the step;
@@ -126,15 +156,10 @@ class SignedAnswerPage(AnswerPage):
         if not secrets.compare_digest(posted[CSRF_FIELD], grant.csrf):
             return 403, "The request did not carry this page's token. Nothing was recorded.", None
         answers = self._waiting(token)
-        machine = self._current(grant)
-        if answers is None or isinstance(machine, PageReply):
+        if answers is None:
             return 409, "Nothing waits for a passkey here: answer the form again.", None
         try:
-            challenge = step_challenge(machine, grant.session_id, answers)
-            proof = proof_of(posted["credential"], self.people)
-            verify_assertion(self.people, proof, challenge)
-            machine.step(answers, self.answered_by, principal=grant.principal, proof=proof)
-            record = self.sessions.save(grant.session_id, machine, grant.version)
+            return self._take(grant, token, answers, posted["credential"])
         except PasskeyRefused as error:
             said = f"Nothing was recorded: the passkey was refused ({error.reason}): {error}."
             return 403, said + " Sign these answers on this page with your own passkey.", None
@@ -142,44 +167,58 @@ class SignedAnswerPage(AnswerPage):
             return 422, f"Not recorded: {error}", None
         except SessionConflict:
             return 410, "This turn was already answered. Nothing was recorded.", None
+
+    def _proof(self, credential: Any, challenge: bytes) -> PasskeyProof:
+        """The posted ``credential`` as a proof, verified over ``challenge`` with a passkey the
+        people file lists; PasskeyRefused otherwise."""
+        proof = proof_of(credential, self.people)
+        verify_assertion(self.people, proof, challenge)
+        return proof
+
+    def _take(
+        self, grant: Grant, token: str, answers: dict[str, Any], credential: Any
+    ) -> tuple[int, str, str | None]:
+        """Step the turn with ``answers`` signed by ``credential``: what ``sign`` returns."""
+        machine = self._current(grant)
+        if isinstance(machine, PageReply):
+            return 409, "Nothing waits for a passkey here: answer the form again.", None
+        proof = self._proof(credential, step_challenge(machine, grant.session_id, answers))
+        machine.step(answers, self.answered_by, principal=grant.principal, proof=proof)
+        record = self.sessions.save(grant.session_id, machine, grant.version)
         self._stepped_to(grant, record.version, token)
         if machine.finished:
-            done = "Signed and recorded: the session is finished. You can close this page."
-            return 200, done, None
+            return 200, FINISHED, None
         following = self.links.issue(
             grant.session_id, record.version, machine.turn.number, grant.principal
         )
         return 200, "Signed and recorded.", self._url(following)
 
-    def _stepped_to(self, grant: Grant, version: int, token: str) -> None:
-        self.links.spend(token)
+    def _forget(self, token: str) -> None:
+        """No answers wait for a passkey on ``token`` any more."""
         with self._lock:
             self._pending.pop(_key(token), None)
+
+    def _stepped_to(self, grant: Grant, version: int, token: str) -> None:
+        self.links.spend(token)
+        self._forget(token)
         with self._changed:
             self._stepped[grant.session_id] = version
             self._changed.notify_all()
 
-    def _confirm(
-        self,
-        machine: ClarificationMachine,
-        token: str,
-        grant: Grant,
-        challenge: bytes,
-        answers: Mapping[str, Any],
-    ) -> str:
+    def _confirm(self, token: str, grant: Grant, checked: Checked) -> str:
         options = assertion_options(
             rp_id=self.rp_id,
-            challenge=challenge,
+            challenge=checked.challenge,
             credential_ids=[p.credential_id for p in self.people if p.rp_id == self.rp_id],
         )
         # The flow's wording: each question's text and the chosen options' labels, never ids.
-        questions: dict[str, Question] = {q.id: q for q in machine.turn.questions}
+        questions: dict[str, Question] = {q.id: q for q in checked.questions}
         shown = "".join(
             f"<dt>{escape(questions[k].question if k in questions else k)}</dt>"
             f"<dd>{escape(_shown(v))}</dd>"
-            for k, v in answers.items()
+            for k, v in checked.answers.items()
         )
-        intention = machine.intention
+        intention = checked.intention
         body = (
             "<h1>Confirm your answers with your passkey</h1>\n"
             f'<p class="intention">{escape(intention)}</p>\n'

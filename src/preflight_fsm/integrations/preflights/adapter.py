@@ -352,6 +352,8 @@ class FsmLLMAdapter:
         answered_by: AnsweredBy | Provenance = "api",
         sources: Sequence[AnsweredBy | Provenance] = (),
         owner: object = None,
+        *,
+        one_step: bool = False,
     ) -> Standing:
         """Where a session (started by ``owner``) with these answers (and these accepted
         rounds, supplied by ``sources``) stands, its new answers supplied by ``answered_by``;
@@ -359,7 +361,9 @@ class FsmLLMAdapter:
 
         See ``position.position``.
         """
-        return position(intention, answers, self._flow, rounds, answered_by, sources, owner)
+        return position(
+            intention, answers, self._flow, rounds, answered_by, sources, owner, one_step=one_step
+        )
 
     def turn_at(
         self,

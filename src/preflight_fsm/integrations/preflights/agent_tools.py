@@ -60,6 +60,8 @@ from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note
 from preflight_fsm.mcp.request_state import RoundSealer
+from preflight_fsm.people import People
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.store import SessionStore, open_store
 
 __all__ = [
@@ -118,14 +120,16 @@ class PreflightsTools:
         repo_path: str | None = None,
         answered_by: AnsweredBy = "agent",
         principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> dict[str, Any]:
         """Start (no ``session_id``) or continue a session; Preflights' result as a dict. The
         answers are the agent's (tool arguments) unless ``answered_by`` says otherwise, given
-        through ``principal`` (None: the caller of the request being served)."""
+        through ``principal`` (None: the caller of the request being served) with ``proof``
+        (a ``user_passkey`` round's)."""
         try:
             if session_id is None:
                 return self._start(user_intention, optional_context, repo_path)
-            return self._continue(session_id, answers or {}, answered_by, principal)
+            return self._continue(session_id, answers or {}, answered_by, principal, proof)
         except _RepoNotFound as exc:
             return _error("REPO_NOT_FOUND", str(exc), "Pass repo_path: a git repository.")
         except _RepoNotServed as exc:
@@ -185,18 +189,22 @@ class PreflightsTools:
         answers: dict[str, Any],
         answered_by: AnsweredBy = "agent",
         principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> dict[str, Any]:
-        delta: dict[str, str | list[str]] = {
-            str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
-            for k, v in answers.items()
-        }
+        delta = _delta(answers)
         result = self.app.continue_preflight(
             session_id,
             delta,
             answered_by=answered_by,
             principal=principal if principal is not None else self.principal(),
+            proof=proof,
         )
         return _result(session_id, result, answered=len(delta))
+
+    def step_challenge(self, session_id: str, answers: dict[str, Any]) -> bytes | None:
+        """What a passkey signs for ``answers`` to continue ``session_id`` (None: the round
+        takes no engine step); InvalidAnswers when the engine refuses them. Records nothing."""
+        return self.app.step_challenge(session_id, _delta(answers))
 
     def _repo(self, repo_path: str | None) -> str:
         start = Path(repo_path or self.default_repo_path or os.getcwd()).resolve()
@@ -227,6 +235,7 @@ def build_preflights_server(
     public_url: str | None = None,
     closing: ExitStack | None = None,
     opened: SessionStore | None = None,
+    people: People | None = None,
 ) -> MCPServer:
     """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
     ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
@@ -237,7 +246,8 @@ def build_preflights_server(
     forms are asked through them (``forms.py``); ``answers_from`` is the policy
     (``user``: only through forms, the answer page's link when none reaches the person;
     ``web``: only on the answer page, ``page.py``, served over ``transport`` "http" as a route
-    at ``public_url``'s origin, else by a loopback listener that ``closing`` stops). ``auth``
+    at ``public_url``'s origin, else by a loopback listener that ``closing`` stops; ``person``:
+    there, each engine step signed with a passkey ``people`` lists, ``signed_page.py``). ``auth``
     authenticates every HTTP request; ``repo_roots`` (None: any) bounds the repositories
     ``repo_path`` may name. Raises RuntimeError when the installed Preflights is not the one
     this integration relies on.
@@ -245,10 +255,8 @@ def build_preflights_server(
     problems = compat_problems()
     if problems:
         raise RuntimeError("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
-    if answers_from == "person":
-        raise RuntimeError(
-            "--answers-from person is not served with Preflights' tools yet: use web, user or any"
-        )
+    if answers_from == "person" and people is None:
+        raise RuntimeError("--answers-from person needs the people file whose passkeys sign")
     flow: Flow | None = load_flow(flow_path) if flow_path else None
     try:  # a provider in PREFLIGHTS_LLM_PROVIDER: Preflights' adapter, under the guard
         guard = configured_guard(flow, report=logger.warning)
@@ -278,10 +286,13 @@ def build_preflights_server(
         token_verifier=auth.verifier if auth else None,
     )
 
-    if answers_from in ("user", "web"):  # under user: the link when no form reaches the person
+    if answers_from != "any":  # under user: the link when no form reaches the person
         from preflight_fsm.web import page_routes
 
-        _, page, listener = preflights_page(forms, transport, public_url)
+        signed = None
+        if answers_from == "person" and people is not None:
+            signed = (people, tools.step_challenge)
+        _, page, listener = preflights_page(forms, transport, public_url, signed=signed)
         if listener is not None and closing is not None:
             closing.callback(listener.stop)
         if transport == "http":
@@ -375,6 +386,14 @@ class _RepoNotFound(Exception):
 
 class _RepoNotServed(Exception):
     """The repository is outside every root the operator listed (``--repo-root``)."""
+
+
+def _delta(answers: dict[str, Any]) -> dict[str, str | list[str]]:
+    """Tool-argument answers as Preflights' answers delta (texts, or lists of texts)."""
+    return {
+        str(k): [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
+        for k, v in answers.items()
+    }
 
 
 def must_answer(question: Question) -> bool:

@@ -41,6 +41,7 @@ from preflights.application.types import (
 
 from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.answers import described
+from preflight_fsm.errors import InvalidAnswers
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.position import Standing, log_position
@@ -51,6 +52,7 @@ from preflight_fsm.integrations.preflights.sessions import (
     recorded_provenance,
     recorded_rounds,
 )
+from preflight_fsm.passkeys import signing_challenge
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import DONE
 
@@ -183,6 +185,38 @@ class FsmPreflightsApp(PreflightsApp):
                     recovery_hint="Start a new session with the same intention.",
                 ),
             )
+
+    def step_challenge(
+        self, session_id: str, answers_delta: dict[str, str | list[str]]
+    ) -> bytes | None:
+        """What a passkey signs for ``continue_preflight(session_id, answers_delta)`` to take
+        its engine step (``passkeys.signing_challenge`` over the step as it would be recorded:
+        what ``preflight-fsm verify`` recomputes), recording nothing; None when the round takes
+        no engine step (Preflights' own follow-up rounds once the engine decided, a session
+        gone). InvalidAnswers when the engine refuses the answers (C5)."""
+        session = self._session.get(session_id)
+        if session is None or session.is_expired(self._clock.now_unix()):
+            return None
+        if session.core_questions_asked:
+            return None
+        answers_delta = self._engine.engine_answers(answers_delta, session.asked_questions)
+        answers_delta = self._described(session, answers_delta)
+        rounds = recorded_rounds(session)
+        sources = recorded_provenance(session)
+        owner = getattr(session, OWNER, None)
+        standings = [
+            self._engine.position(
+                session.intention, answers, rounds, "user_web", sources, owner, one_step=True
+            )
+            for answers in ({}, _merged(session, answers_delta))  # the rounds alone, then this
+        ]
+        before, after = (where.record for where in standings)
+        if after is None:
+            raise InvalidAnswers(standings[1].feedback or {})
+        if before is None or len(after.steps) == len(before.steps):
+            return None
+        number = len(after.steps)
+        return signing_challenge(session.id, number, after.steps[-1], after.flow.fingerprint)
 
     def _continue(
         self,

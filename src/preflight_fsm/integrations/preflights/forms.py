@@ -10,7 +10,7 @@ agent's. Under ``--answers-from user`` those are refused with ``ANSWERS_NEED_USE
 codes are upper case), and a client without forms or a declined form ends in the same code with
 a hint (the answer page's link), never in questions for the agent to answer. Under
 ``--answers-from web`` every round is answered on the answer page (``page.py``, recorded
-``user_web``): this host also keeps each session's current round and, once it ends, its outcome,
+``user_web``; under ``person`` each engine step signed, ``signed_page.py``): this host also keeps each session's current round and, once it ends, its outcome,
 for the page and for a later call with the ``session_id``.
 """
 
@@ -33,6 +33,7 @@ from preflight_fsm.integrations.preflights.application import NO_DECISION
 from preflight_fsm.mcp.policy import NEED_USER_ARGUMENTS, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
 from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.turn import Question
 
 __all__ = ["ANSWERS_NEED_USER", "PreflightsForms", "ended"]
@@ -186,15 +187,17 @@ class PreflightsForms:
         answers: dict[str, object],
         answered_by: AnsweredBy,
         principal: str | None = None,
+        proof: PasskeyProof | None = None,
     ) -> Round | Result | Refusal:
-        """Answer ``asked`` (blocking): the next round, the result ending the call, or the
-        answers refused (nothing recorded)."""
+        """Answer ``asked`` (blocking), signed with ``proof`` when it is given: the next round,
+        the result ending the call, or the answers refused (nothing recorded)."""
         following = self.call(
             user_intention="",
             session_id=asked.session_id,
             answers=answers,
             answered_by=answered_by,
             principal=principal,
+            proof=proof,
         )
         error = following.get("error") or {}
         if following.get("status") == "error" and error.get("code") == "INVALID_ANSWER":

@@ -15,14 +15,18 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.integrations.preflights.forms import PreflightsForms, Result, ended
 from preflight_fsm.mcp.rounds import Refusal, Round
+from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.web import PAGE_PATH, AnswerPage, LinkBook, PageListener, PageReply
 from preflight_fsm.web.html import document, questions_page
 from preflight_fsm.web.links import Grant
 
 if TYPE_CHECKING:
+    from preflight_fsm.integrations.preflights.signed_page import Challenge
     from preflight_fsm.mcp.page_rounds import PageRounds
+    from preflight_fsm.people import People
     from preflight_fsm.store import Sessions
 
 __all__ = ["PreflightsPage", "outcome_page", "preflights_page"]
@@ -86,22 +90,48 @@ class PreflightsPage(AnswerPage):
             if isinstance(asked, PageReply):
                 return asked
             answers = self.answers_to(asked.questions, form)
-            following = self.forms.step(asked, answers, self.answered_by, grant.principal)
-            if isinstance(following, Refusal):
-                return PageReply(422, self._page(asked, token, grant, following.problem))
-            if isinstance(following, dict) and not ended(following):
-                problem = str((following.get("error") or {}).get("message", "not recorded"))
-                return PageReply(409, self._page(asked, token, grant, problem))
-            self.links.spend(token)
+            following = self._record(token, grant, asked, answers, self.answered_by)
+        return self._reply(token, grant, asked, following)
+
+    def _reply(
+        self, token: str, grant: Grant, asked: Round, following: Round | Result | tuple[int, str]
+    ) -> PageReply:
+        """The page after ``asked`` was answered: the next round's, the refusal, the outcome."""
+        if isinstance(following, Round):
+            return PageReply(303, location=self.link_to(grant, following))
+        if isinstance(following, tuple):
+            status, problem = following
+            return PageReply(status, self._page(asked, token, grant, problem))
+        return PageReply(200, outcome_page(asked.intention, following))
+
+    def _record(
+        self,
+        token: str,
+        grant: Grant,
+        asked: Round,
+        answers: dict[str, object],
+        answered_by: AnsweredBy,
+        proof: PasskeyProof | None = None,
+    ) -> Round | Result | tuple[int, str]:
+        """Answer ``asked`` (holding ``_stepping``): the next round, the result ending the
+        session, or (status, why) when nothing was recorded."""
+        following = self.forms.step(asked, answers, answered_by, grant.principal, proof)
+        if isinstance(following, Refusal):
+            return 422, following.problem
+        if isinstance(following, dict) and not ended(following):
+            return 409, str((following.get("error") or {}).get("message", "not recorded"))
+        self.links.spend(token)
         with self._changed:
             self._stepped[grant.session_id] = asked.version + 1
             self._changed.notify_all()
-        if isinstance(following, Round):
-            issued = self.links.issue(
-                grant.session_id, following.version, following.turn, grant.principal
-            )
-            return PageReply(303, location=self._url(issued))
-        return PageReply(200, outcome_page(asked.intention, following))
+        return following
+
+    def link_to(self, grant: Grant, following: Round) -> str:
+        """The link to the round that follows the one ``grant`` was for."""
+        issued = self.links.issue(
+            grant.session_id, following.version, following.turn, grant.principal
+        )
+        return self._url(issued)
 
     def _round(self, grant: Grant) -> Round | PageReply:
         """The round the grant is for, if the session still waits for it."""
@@ -140,21 +170,38 @@ def outcome_page(intention: str, result: Result) -> str:
 
 
 def preflights_page(
-    forms: PreflightsForms, transport: str, public_url: str | None, link_ttl: float | None = None
+    forms: PreflightsForms,
+    transport: str,
+    public_url: str | None,
+    link_ttl: float | None = None,
+    signed: tuple[People, Challenge] | None = None,
 ) -> tuple[PageRounds, PreflightsPage, PageListener | None]:
     """The answer page for ``forms``' rounds, put in charge of them: over HTTP served as a route
     of the server at the public URL's origin (the caller mounts ``page_routes``); otherwise by
-    a loopback listener that starts with the first link and that the caller stops."""
+    a loopback listener that starts with the first link and that the caller stops. With
+    ``signed`` (``--answers-from person``: the people file and the rounds' challenges) every
+    engine step is signed with a passkey it lists, so the page is served on the origin they
+    enrolled on (over stdio the loopback port of their enrollment); InvalidPeopleFile when
+    nobody enrolled there."""
+    from preflight_fsm.cli.serving import enrolled_rp_id
+    from preflight_fsm.cli.web import enrolled_port
+    from preflight_fsm.integrations.preflights.signed_page import SignedPreflightsPage
     from preflight_fsm.mcp.origins import origin_of
     from preflight_fsm.mcp.page_rounds import PageRounds
 
-    page = PreflightsPage(forms, LinkBook(link_ttl) if link_ttl else None)
+    links = LinkBook(link_ttl) if link_ttl else None
+    if signed is None:
+        page = PreflightsPage(forms, links)
+    else:
+        page = SignedPreflightsPage(forms, *signed, links)
     listener = None
     if transport == "http":
         page.base_url = origin_of(public_url) if public_url else None
+        if isinstance(page, SignedPreflightsPage):
+            page.rp_id = enrolled_rp_id(page.people, page.base_url or "")
         rounds = PageRounds(page)
     else:
-        listener = PageListener(page)
+        listener = PageListener(page, port=0 if signed is None else enrolled_port(signed[0]))
         rounds = PageRounds(page, listener.start)
     forms.rounds.page = rounds
     return rounds, page, listener

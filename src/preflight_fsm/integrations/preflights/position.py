@@ -136,6 +136,8 @@ def position(
     answered_by: AnsweredBy | Provenance = "api",
     sources: Sequence[AnsweredBy | Provenance] = (),
     owner: object = None,
+    *,
+    one_step: bool = False,
 ) -> Standing:
     """Replay the ``rounds`` already accepted (round i supplied by ``sources[i]``, else by
     ``answered_by``), then settle ``answers`` on them, supplied by ``answered_by`` (C9: a
@@ -147,9 +149,11 @@ def position(
     replayed alone (Preflights keeps no others). Ids the flow does not know are ignored. A step is
     taken only while the question the machine asks is among the answers, so never a step
     without its pending answer (which C5 refuses as missing), and at most one per round and per
-    question turn.
+    question turn. A signed round (``answered_by`` carries a proof), or one settled with
+    ``one_step``, takes at most one step: a passkey signs one step's challenge (docs/web.md).
     """
     now = Provenance.of(answered_by)
+    steps_left = 1 if one_step or now.proof is not None else flow.limits.max_turns + 1
     chosen = engine_intention(intention, flow)
     relevant = _relevant(answers, flow) if isinstance(answers, Mapping) else {}
     started_by = owner if isinstance(owner, str) and principal_problem(owner) is None else None
@@ -170,10 +174,11 @@ def position(
             # pending answer changes nothing (errors never do) and is no conflict.
             try:
                 turn = _step(machine, relevant, now)
+                steps_left -= 1
             except InvalidAnswers as exc:
                 if exc.feedback.get("issues", {}).get("invalid"):
                     raise
-        for _ in range(flow.limits.max_turns + 1):
+        for _ in range(steps_left):
             stepped = _step_if_answered(machine, turn, relevant, now)
             if stepped is turn:
                 break

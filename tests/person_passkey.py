@@ -1,0 +1,54 @@
+"""Ada's passkey for the ``--answers-from person`` tests: enrolled once per module through the
+real enrollment page in headless Chromium's virtual authenticator, then put back in the browser
+for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from selenium.webdriver.common.virtual_authenticator import Credential
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from mcp_servers import free_port
+from preflight_fsm.web import PageListener
+from preflight_fsm.web.enroll import Enrollment
+from web_browser import passkey_outcome, virtual_authenticator
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """Ada's passkey: in ``people``, enrolled on ``port``; ``credential`` is the virtual
+    authenticator's copy (its private key), put back in the browser for each test."""
+
+    people: Path
+    port: int
+    credential: Credential
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return ("--answers-from", "person", "--people", str(self.people))
+
+
+def enroll(browser: WebDriver, folder: Path) -> Enrolled:
+    """Ada enrolls, in an authenticator removed right after: other tests may run in this
+    browser, and must not find her passkey there."""
+    people = folder / "people.toml"
+    port = free_port()
+    with virtual_authenticator(browser):  # type: ignore[arg-type]
+        enrollment = Enrollment("Ada Lovelace", people)
+        with PageListener(enrollment, port=port):
+            browser.get(enrollment.link)
+            assert "Enrolled" in passkey_outcome(browser)
+        [credential] = browser.get_credentials()
+    return Enrolled(people, port, credential)
+
+
+@contextmanager
+def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
+    """Ada's passkey in the browser's authenticator while the block runs."""
+    with virtual_authenticator(browser):  # type: ignore[arg-type]
+        browser.add_credential(enrolled.credential)
+        yield enrolled
