@@ -92,6 +92,17 @@ def test_flat_answers_settle_where_the_session_stands(
     assert (state, missing) == (where.turn.state, where.turn.missing_info)
 
 
+def test_a_round_settled_with_one_step_takes_one_step_whatever_else_it_answers() -> None:
+    """A signed round takes one step (a passkey signs one step's challenge): the category; the
+    field it leads to, declined in the same answers, is asked next instead of settled (NoPatch)
+    in a second step."""
+    answers = {"change_category": "Frontend", "frontend_framework": ""}
+    settled = [position("Improve it", answers, FLOW, one_step=one) for one in (False, True)]
+    assert [(2, "NoPatch"), (1, "NeedPrimaryField")] == [
+        (len(w.record.steps), w.turn.state) for w in settled if w.record and w.turn
+    ]
+
+
 def test_refused_answers_give_the_engines_feedback() -> None:
     """An Other text over 500 characters gives the structured feedback (C5), no turn."""
     answers = {"auth_strategy": OTHER, "auth_strategy__other": "x" * 600}

@@ -10,8 +10,9 @@ agent's. Under ``--answers-from user`` those are refused with ``ANSWERS_NEED_USE
 codes are upper case), and a client without forms or a declined form ends in the same code with
 a hint (the answer page's link), never in questions for the agent to answer. Under
 ``--answers-from web`` every round is answered on the answer page (``page.py``, recorded
-``user_web``; under ``person`` each engine step signed, ``signed_page.py``): this host also keeps each session's current round and, once it ends, its outcome,
-for the page and for a later call with the ``session_id``.
+``user_web``; under ``person`` each engine step signed, ``signed_page.py``): this host also
+keeps each session's current round and, once it ends, its outcome, for the page and for a later
+call with the ``session_id``.
 """
 
 from __future__ import annotations
