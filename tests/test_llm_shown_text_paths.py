@@ -56,21 +56,29 @@ ROUNDS = ({"change_category": "Database"}, {"db_type": "MySQL"})
 DECISION = "Decision: Database - Type=MySQL"
 REPLACED = "preflight-fsm: the engine answered instead of the LLM"
 _UNSEEN = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-_LATIN = regex.compile(r"[\p{scx=Latin}\p{scx=Common}\p{scx=Inherited}]")
-"""A character of the Latin script, or of those every script shares (as text.py counts them)."""
+_LATIN = regex.compile(r"\p{scx=Latin}")
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+_FOREIGN = regex.compile(
+    r"[^\p{scx=Latin}\p{scx=Common}\p{scx=Inherited}"
+    r"\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Bopomofo}\p{scx=Hangul}]"
+)
+"""A letter no word with Latin letters may hold: not Latin, not of every script (Common,
+Inherited), not of the scripts written with Latin in Japanese, Chinese or Korean text."""
 
 
 def deceptive(text: str) -> list[str]:
-    """What in ``text`` deceives a reader: an invisible, control or separator character (a line
-    break and a tab aside), or a letter of another script than Latin (by Unicode's Script
-    property: "º" and "ª" are Latin though their names do not say so); one name each."""
-    found = []
-    for char in text:
-        if char in "\n\t":
-            continue
-        name = unicodedata.name(char, f"U+{ord(char):04X}")
-        if unicodedata.category(char) in _UNSEEN or (char.isalpha() and not _LATIN.match(char)):
-            found.append(name)
+    """What in ``text`` deceives a reader, one name each: an invisible, control or separator
+    character (a line break and a tab aside), or a letter of another script inside a word with
+    Latin letters (a look-alike such as a Cyrillic o, U+043E, in "Postgres"). By Unicode's Script
+    property, not by names: "º" is Latin; a word wholly in one other script is a language."""
+    found = [
+        unicodedata.name(char, f"U+{ord(char):04X}")
+        for char in text
+        if char not in "\n\t" and unicodedata.category(char) in _UNSEEN
+    ]
+    for word in _WORD.findall(text):
+        if _LATIN.search(word):
+            found += [unicodedata.name(c, f"U+{ord(c):04X}") for c in _FOREIGN.findall(word)]
     return found
 
 
@@ -208,6 +216,8 @@ def property_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 @given(question=st.text(max_size=8), suffix=st.text(max_size=3), value=st.text(max_size=3))
 @example(question="º", suffix="", value="")  # Latin by its script, not by its name (a CI run)
+@example(question="ᮺ", suffix="", value="")  # a word wholly Sundanese: a language (a CI run)
+@example(question="", suffix="ᮺ", value="")  # "MySQLᮺ": a Latin word with a Sundanese letter
 def test_llm_replies_of_any_characters_reach_no_tool_result_or_file_unless_harmless(
     property_root: Path, question: str, suffix: str, value: str
 ) -> None:
