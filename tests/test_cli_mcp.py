@@ -204,3 +204,20 @@ def test_the_person_level_over_http_needs_someone_enrolled_on_the_pages_origin(
     assert 2 == done.returncode, done.stderr
     assert f"nobody enrolled a passkey on 'http://127.0.0.1:{port}'" in done.stderr
     assert "preflight-fsm people enroll NAME" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--transport", "http", "--public-url", "http://127.0.0.1:8000/mcp"), ()],
+    ids=["an-ip-address-origin", "stdio"],
+)
+def test_enroll_is_a_usage_error_without_a_domain_origin_of_an_http_server(
+    tmp_path: Path, extra: tuple[str, ...]
+) -> None:
+    """--enroll needs the HTTP server's public URL with a domain name (a passkey's relying
+    party); elsewhere it exits 2 before anything opens, saying what to pass instead."""
+    done = _invoke("--enroll", "Ada", *extra, cwd=tmp_path)
+    assert 2 == done.returncode
+    assert "--enroll" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".preflight-fsm").exists()

@@ -157,18 +157,20 @@ def test_the_pages_stylesheet_is_served_by_the_server_itself(served: Served) -> 
     assert (200, True) == (reply.status, "font" in reply.text)
 
 
-def test_a_link_in_an_access_log_line_loses_its_token() -> None:
+@pytest.mark.parametrize("prefix", ["/answer/", "/enroll/"])
+def test_a_link_in_an_access_log_line_loses_its_token(prefix: str) -> None:
+    """An answer page's link and an enrollment's alike."""
     record = logging.LogRecord(
         "uvicorn.access",
         logging.INFO,
         "",
         0,
         '%s - "%s %s"',
-        ("1.2.3.4", "GET", "/answer/Zz9_-"),
+        ("1.2.3.4", "GET", prefix + "Zz9_-"),
         None,
     )
     LinkRedaction().filter(record)
-    assert '1.2.3.4 - "GET /answer/[link]"' == record.getMessage()
+    assert f'1.2.3.4 - "GET {prefix}[link]"' == record.getMessage()
 
 
 def test_waiting_for_the_person_returns_once_the_page_stepped_the_session(served: Served) -> None:

@@ -24,6 +24,7 @@ import typer
 
 from preflight_fsm.cli import app, serving
 from preflight_fsm.cli.report import EXIT_INTERRUPTED, usage_error
+from preflight_fsm.cli.server_enroll import EnrollOption, enrolling_rp_id
 from preflight_fsm.cli.sessions import _reported
 from preflight_fsm.cli.stores import (
     ExpireOption,
@@ -198,6 +199,23 @@ def _check_listenable(host: str, port: int) -> None:
         ) from None
 
 
+def _enroll_on(
+    server: Any, names: list[str], people_file: Path | None, url: str, page: Any
+) -> None:
+    """Serve an enrollment for each of ``names`` on ``server``; print their links once."""
+    from preflight_fsm.cli.server_enroll import serve_enrollments
+    from preflight_fsm.people import DEFAULT_PEOPLE_FILE
+
+    path = people_file or DEFAULT_PEOPLE_FILE
+    for enrollment in serve_enrollments(server, names, path, url, page):
+        typer.echo(
+            f"preflight-fsm: open this link in your browser to enroll {enrollment.name}'s "
+            f"passkey in {path} (it is for {enrollment.name} alone, good once; it expires): "
+            f"{enrollment.link}",
+            err=True,
+        )
+
+
 @app.command("mcp")
 def mcp_command(
     transport: Annotated[
@@ -255,6 +273,7 @@ def mcp_command(
         ),
     ] = False,
     public_url: serving.PublicUrlOption = None,
+    enroll: EnrollOption = None,
     allowed_origin: serving.AllowedOriginOption = None,
     allowed_host: serving.AllowedHostOption = None,
     tokens: serving.TokensOption = None,
@@ -294,6 +313,15 @@ def mcp_command(
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
     url = serving.public_url_of(public_url, host, port, HTTP_PATH)
+    if enroll and (chosen != "http" or preflights):
+        raise typer.BadParameter(
+            "enrollment is served only by mcp --transport http (without --preflights); "
+            "elsewhere enroll with "
+            "preflight-fsm people enroll NAME",
+            param_hint="--enroll",
+        )
+    if enroll:
+        enrolling_rp_id(url)  # before anything opens: a usage error for an IP address
     auth = None
     if chosen == "http":
         auth = serving.server_auth(tokens, oidc_issuer, oidc_audience, url)
@@ -358,7 +386,7 @@ def mcp_command(
         return
     with _reported(as_json=False):
         # Before the store opens: a person level nobody can sign is refused at start.
-        people = serving.people_for(policy, people_file)
+        people = serving.people_for(policy, people_file, bool(enroll))
         loaded = load_registry(flow) if flow is not None else None
         keys = _seal_keys(seal_key_file)
         opened = open_store(store, expire_after=expire_after)
@@ -370,7 +398,9 @@ def mcp_command(
     sessions = Sessions(opened, flow=loaded, keys=keys)
     try:
         with _reported(as_json=False):
-            page, listener = serving.answer_page(sessions, chosen, url, people)
+            page, listener = serving.answer_page(
+                sessions, chosen, url, people, enrolling=bool(enroll)
+            )
     except BaseException:
         opened.close()
         raise
@@ -382,6 +412,8 @@ def mcp_command(
             auth=auth,
             page=page,
         )
+        if enroll and url is not None:
+            _enroll_on(server, enroll, people_file, url, page.page)
         _serve_announced(
             server,
             chosen,

@@ -323,13 +323,19 @@ def limits_of(
 
 
 def answer_page(
-    sessions: Sessions, transport: str, public_url: str | None, people: People | None = None
+    sessions: Sessions,
+    transport: str,
+    public_url: str | None,
+    people: People | None = None,
+    *,
+    enrolling: bool = False,
 ) -> tuple[PageRounds, PageListener | None]:
     """The answer page for a server over ``sessions``: over HTTP served beside ``/mcp`` at the
     public URL's origin; over stdio by a loopback listener that starts with the first link and
     that the caller stops (docs/web.md). With ``people`` (``--answers-from person``) every turn
     is signed with a passkey they list, so the page is served on the origin they enrolled on
-    (over stdio the loopback port of their enrollment); InvalidPeopleFile when nobody did."""
+    (over stdio the loopback port of their enrollment); InvalidPeopleFile when nobody did,
+    unless the server is ``enrolling`` people there (``mcp --enroll``)."""
     from preflight_fsm.cli.web import enrolled_port
     from preflight_fsm.mcp.origins import origin_of
     from preflight_fsm.mcp.page_rounds import PageRounds
@@ -339,8 +345,12 @@ def answer_page(
     page = AnswerPage(sessions) if people is None else SignedAnswerPage(sessions, people)
     if transport == "http":
         page.base_url = origin_of(public_url) if public_url else None
-        if isinstance(page, SignedAnswerPage):
+        if isinstance(page, SignedAnswerPage) and not enrolling:
             page.rp_id = enrolled_rp_id(page.people, page.base_url or "")
+        elif isinstance(page, SignedAnswerPage):
+            from preflight_fsm.cli.server_enroll import enrolling_rp_id
+
+            page.rp_id = enrolling_rp_id(public_url)
         return PageRounds(page), None
     listener = PageListener(page, port=0 if people is None else enrolled_port(people))
     return PageRounds(page, listener.start), listener
@@ -356,22 +366,27 @@ def enrolled_rp_id(people: People, origin: str) -> str:
             return person.rp_id
     raise InvalidPeopleFile(
         f"{people.source}: nobody enrolled a passkey on {origin or 'this server'!r}, where the "
-        "answer page is served (--public-url): run preflight-fsm people enroll NAME on that "
-        "origin, or name the people file that lists one with --people FILE"
+        "answer page is served (--public-url): start this server with --enroll NAME, run "
+        "preflight-fsm people enroll NAME on that origin, or name the people file that lists "
+        "one with --people FILE"
     )
 
 
-def people_for(policy: str, people_file: Path | None) -> People | None:
+def people_for(policy: str, people_file: Path | None, enrolling: bool = False) -> People | None:
     """The people whose passkeys sign under ``--answers-from person`` (None under the other
     levels), read from ``people_file`` (default ``.preflight-fsm/people.toml``);
-    InvalidPeopleFile for a missing or empty file, naming ``people enroll``."""
+    InvalidPeopleFile for a missing or empty file, naming ``people enroll``, unless the server
+    is ``enrolling`` people itself (``mcp --enroll``: nobody signs until someone has)."""
     from preflight_fsm.errors import InvalidPeopleFile
     from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
 
     if policy != "person":
         return None
-    people = People.load(people_file or DEFAULT_PEOPLE_FILE)
-    if len(people) == 0:
+    path = people_file or DEFAULT_PEOPLE_FILE
+    if enrolling and not path.exists():
+        return People((), str(path))
+    people = People.load(path)
+    if len(people) == 0 and not enrolling:
         raise InvalidPeopleFile(
             f"{people.source} lists nobody, and --answers-from person takes only answers signed "
             "with a passkey it lists: enroll a person first (preflight-fsm people enroll NAME)"

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from preflight_fsm.web.html import STYLESHEET, STYLESHEET_PATH, notice_page
+from preflight_fsm.web.links import ENROLL_PATH
 from preflight_fsm.web.page import PAGE_PATH, AnswerPage, PageReply
 from preflight_fsm.web.script import SCRIPT, SCRIPT_PATH
 
@@ -61,18 +62,18 @@ _TOKEN: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 class LinkRedaction(logging.Filter):
-    """Keeps links out of access logs: a path under the page's prefix loses its token."""
+    """Keeps links out of access logs: a path under the answer page's or the enrollment's
+    prefix loses its token."""
 
-    _PATH: Final = re.compile(re.escape(PAGE_PATH) + r"[^\s\"?]*")
+    _PATH: Final = re.compile(f"({re.escape(PAGE_PATH)}|{re.escape(ENROLL_PATH)})" + r"[^\s\"?]*")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
             record.args = tuple(
-                self._PATH.sub(PAGE_PATH + "[link]", a) if isinstance(a, str) else a
-                for a in record.args
+                self._PATH.sub(r"\1[link]", a) if isinstance(a, str) else a for a in record.args
             )
         if isinstance(record.msg, str):
-            record.msg = self._PATH.sub(PAGE_PATH + "[link]", record.msg)
+            record.msg = self._PATH.sub(r"\1[link]", record.msg)
         return True
 
 

@@ -1,5 +1,6 @@
-"""Enrolling a passkey (``preflight-fsm people enroll NAME``): a one-time page that runs the
-WebAuthn registration and writes the credential to the people file (docs/web.md).
+"""Enrolling a passkey (``preflight-fsm people enroll NAME``, or ``mcp --transport http
+--enroll NAME`` on the server's public origin): a one-time page that runs the WebAuthn
+registration and writes the credential to the people file (docs/web.md).
 
 The link is a capability like the answer page's (``links.py``): 256 random bits, good once,
 expiring, never logged. The page's script (``script.py``, same origin) asks the browser for a
@@ -13,7 +14,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any, Final
@@ -29,19 +30,19 @@ from preflight_fsm.passkeys import registration_options, verify_registration
 from preflight_fsm.people import People, Person, add_person
 from preflight_fsm.web.app import SECURITY_HEADERS, asset_routes, read_json
 from preflight_fsm.web.html import document, notice_page
-from preflight_fsm.web.links import DEFAULT_LINK_TTL, TOKEN_BYTES
+from preflight_fsm.web.links import DEFAULT_LINK_TTL, ENROLL_PATH, TOKEN_BYTES
 from preflight_fsm.web.script import SCRIPT_PATH
 
-__all__ = ["ENROLL_PATH", "RP_NAME", "Enrollment", "enroll_app"]
+__all__ = ["ENROLL_PATH", "RP_NAME", "Enrollment", "enroll_app", "enroll_routes"]
 
-ENROLL_PATH: Final = "/enroll/"
 RP_NAME: Final = "preflight-fsm"
 """The relying party's name the authenticator shows beside the passkey."""
 
 
 class Enrollment:
     """One person's enrollment: the link's token, the registration's challenge, and the
-    person written once it verified. ``base_url`` is set by whoever serves it."""
+    person written once it verified. ``base_url`` is set by whoever serves it (the passkey's
+    origin); ``on_enrolled`` is told the person once they are written."""
 
     def __init__(
         self,
@@ -51,8 +52,10 @@ class Enrollment:
         *,
         rp_id: str = "localhost",
         clock: Callable[[], float] = time.monotonic,
+        on_enrolled: Callable[[Person], object] = lambda person: None,
     ) -> None:
         self.name = name
+        self.on_enrolled = on_enrolled
         self.people_file = people_file
         self.rp_id = rp_id
         self.clock = clock
@@ -131,6 +134,7 @@ class Enrollment:
                 return 422, f"Nothing was written: {error}"
             self.enrolled = person
             self._done.set()
+            self.on_enrolled(person)
         done = f"Enrolled {self.name}'s passkey in {self.people_file}. You can close this page."
         return 200, done
 
@@ -145,10 +149,21 @@ def _origin_ok(enrollment: Enrollment, request: Request) -> bool:
     return request.headers.get("origin", "").lower() == (enrollment.base_url or "").lower()
 
 
-def enroll_app(enrollment: Enrollment) -> Starlette:
-    """The enrollment page, its script and stylesheet, as an application."""
+def _of(enrollments: Sequence[Enrollment], token: str) -> Enrollment:
+    """The enrollment whose link ``token`` is (else the first, whose ``problem`` says the link
+    was never issued)."""
+    for enrollment in enrollments:
+        if secrets.compare_digest(token.encode(), enrollment.token.encode()):
+            return enrollment
+    return enrollments[0]
+
+
+def enroll_routes(enrollments: Sequence[Enrollment]) -> list[Route]:
+    """The enrollment pages of ``enrollments`` (at least one), each at its own link, to mount
+    on any Starlette application (the HTTP server's too)."""
 
     async def show(request: Request) -> Response:
+        enrollment = _of(enrollments, request.path_params["token"])
         problem = enrollment.problem(request.path_params["token"])
         if problem is not None:
             html = notice_page("This link grants nothing", problem)
@@ -157,6 +172,7 @@ def enroll_app(enrollment: Enrollment) -> Starlette:
         return HTMLResponse(html, headers=SECURITY_HEADERS)
 
     async def register(request: Request) -> Response:
+        enrollment = _of(enrollments, request.path_params["token"])
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if not _origin_ok(enrollment, request) or kind != "application/json":
             message = "Only this server's own page may enroll. Nothing was written."
@@ -168,10 +184,12 @@ def enroll_app(enrollment: Enrollment) -> Starlette:
         status, message = await anyio.to_thread.run_sync(enrollment.register, token, posted)
         return JSONResponse({"message": message}, status, headers=SECURITY_HEADERS)
 
-    return Starlette(
-        routes=[
-            Route(ENROLL_PATH + "{token}", show, methods=["GET"]),
-            Route(ENROLL_PATH + "{token}", register, methods=["POST"]),
-            *asset_routes(),
-        ]
-    )
+    return [
+        Route(ENROLL_PATH + "{token}", show, methods=["GET"]),
+        Route(ENROLL_PATH + "{token}", register, methods=["POST"]),
+    ]
+
+
+def enroll_app(enrollment: Enrollment) -> Starlette:
+    """The enrollment page, its script and stylesheet, as an application."""
+    return Starlette(routes=[*enroll_routes([enrollment]), *asset_routes()])

@@ -21,6 +21,7 @@ from typing import Final, Literal
 
 __all__ = [
     "DEFAULT_LINK_TTL",
+    "ENROLL_PATH",
     "MAX_LINKS",
     "TOKEN_BYTES",
     "Grant",
@@ -32,6 +33,9 @@ TOKEN_BYTES: Final = 32
 """Random bytes in a link's token (256 bits; at least 128 are required)."""
 DEFAULT_LINK_TTL: Final = 15 * 60.0
 """Seconds a link stays good (``--link-ttl``)."""
+ENROLL_PATH: Final = "/enroll/"
+"""Where an enrollment link's token follows (``enroll.py``); kept out of access logs like the
+answer page's."""
 MAX_LINKS: Final = 10_000
 """Live links one book keeps; issuing more drops the oldest."""
 
