@@ -1,10 +1,13 @@
 """``mcp --transport http --enroll NAME``: the team server enrolls a passkey on its own public
 origin (docs/web.md), in headless Chromium's virtual authenticator, and then signs turns with
-it under ``--answers-from person``, with the SDK's own client over HTTP."""
+it under ``--answers-from person``, with the SDK's own client over HTTP, for the engine's tools
+and Preflights' alike."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +15,19 @@ import anyio
 import anyio.to_thread
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import call, connect_http, free_port, http_server
+from mcp_servers import HttpServer, call, connect_http, free_port, http_server
 from preflight_fsm.people import People
 from test_mcp_person import answer_and_sign
 from test_mcp_web import link_in, type_of
 from web_browser import passkey_outcome, virtual_authenticator
 
 
-def test_a_server_started_under_person_with_nobody_enrolled_enrolls_on_its_origin_then_signs(
-    browser: WebDriver, tmp_path: Path
-) -> None:
-    """With --enroll the server starts with no people file; the one link printed on standard
-    error enrolls Ada on the public URL's origin (the file's entry records it), and a turn is
-    then answered on the page and signed with that passkey, recorded user_passkey."""
+@contextmanager
+def enrolled_through(browser: WebDriver, tmp_path: Path, *extra: str) -> Iterator[HttpServer]:
+    """A `person` server started with `--enroll Ada` and no people file, on
+    http://localhost:PORT; Ada enrolled through the one link it printed, her passkey in the
+    browser for the block; afterwards, the file lists her on that origin, and the link's token
+    was printed once and never again (no log line holds it)."""
     port = free_port()
     origin = f"http://localhost:{port}"
     people = tmp_path / "people.toml"
@@ -32,14 +35,26 @@ def test_a_server_started_under_person_with_nobody_enrolled_enrolls_on_its_origi
     store = str(tmp_path / "s.sqlite3")
     with (
         http_server(
-            store, tmp_path, "enroll", "--answers-from", "person", *options, port=port
+            store, tmp_path, "enroll", "--answers-from", "person", *options, *extra, port=port
         ) as server,
         virtual_authenticator(browser),  # type: ignore[arg-type]
     ):
-        printed = server.stderr.read_text()
-        [link] = re.findall(re.escape(origin) + r"/enroll/[A-Za-z0-9_-]+", printed)
+        [link] = re.findall(
+            re.escape(origin) + r"/enroll/[A-Za-z0-9_-]+", server.stderr.read_text()
+        )
         browser.get(link)
         assert "Enrolled" in passkey_outcome(browser)
+        yield server
+        assert 1 == server.stderr.read_text().count(link.rsplit("/", 1)[1])
+    [ada] = People.load(people)
+    assert ("Ada", "localhost", (origin,)) == (ada.name, ada.rp_id, ada.origins)
+
+
+def test_a_person_server_with_nobody_enrolled_enrolls_on_its_origin_then_signs_each_turn(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    """A turn is then answered on the page and signed with the new passkey: user_passkey."""
+    with enrolled_through(browser, tmp_path) as server:
 
         async def main() -> dict[str, Any]:
             with anyio.fail_after(120):
@@ -53,8 +68,33 @@ def test_a_server_started_under_person_with_nobody_enrolled_enrolls_on_its_origi
                     return await call(client, "require_clarification", session_id=sid)
 
         then = anyio.run(main)
-        token = link.rsplit("/", 1)[1]
-        assert 1 == server.stderr.read_text().count(token)
     assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
-    [ada] = People.load(people)
-    assert ("Ada", "localhost", (origin,)) == (ada.name, ada.rp_id, ada.origins)
+
+
+def test_a_preflights_person_server_enrolls_on_its_origin_then_its_adr_is_signed(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    """`--preflights` too: Preflights' rounds are signed with the passkey enrolled there."""
+    from preflights_e2e import make_repo
+    from test_preflights_person import answer_and_sign as answer_preflights
+    from test_preflights_web import INTENTION, adr_of
+    from test_preflights_web import call as call_preflights
+    from test_preflights_web import link_in as preflights_link
+
+    repo, _home = make_repo(tmp_path)
+    extra = ("--preflights", "--repo-root", str(tmp_path))
+    with enrolled_through(browser, tmp_path, *extra) as server:
+
+        async def main() -> dict[str, Any]:
+            with anyio.fail_after(120):
+                async with connect_http(server.url) as client:
+                    first = await call_preflights(
+                        client, user_intention=INTENTION, repo_path=str(repo)
+                    )
+                    page = preflights_link(first)
+                    await anyio.to_thread.run_sync(answer_preflights, browser, page)
+                    sid = first["session_id"]
+                    return await call_preflights(client, user_intention="", session_id=sid)
+
+        then = anyio.run(main)
+    assert ("completed", True) == (then["status"], "user_passkey" in adr_of(then, repo))

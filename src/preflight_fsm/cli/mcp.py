@@ -313,10 +313,9 @@ def mcp_command(
 
     chosen: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
     url = serving.public_url_of(public_url, host, port, HTTP_PATH)
-    if enroll and (chosen != "http" or preflights):
+    if enroll and chosen != "http":
         raise typer.BadParameter(
-            "enrollment is served only by mcp --transport http (without --preflights); "
-            "elsewhere enroll with "
+            "enrollment is served only by mcp --transport http; over stdio enroll with "
             "preflight-fsm people enroll NAME",
             param_hint="--enroll",
         )
@@ -351,13 +350,21 @@ def mcp_command(
         build = _preflights_builder()
         with _reported(as_json=False):
             # Before the store opens: a person level nobody can sign is refused at start.
-            people = serving.people_for(policy, people_file)
+            people = serving.people_for(policy, people_file, bool(enroll))
             checked = open_store(store, expire_after=expire_after)
         serving.check_store(checked, accept_evicting_store)
         with contextlib.ExitStack() as closing:  # the answer page's loopback listener, the store
             closing.callback(checked.close)
             with _reported(as_json=False):
                 keys = _seal_keys(seal_key_file)
+            enrolling: dict[str, Any] = {}
+            if enroll and url is not None:
+                names = enroll
+
+                def enroll_on(server: Any, page: Any) -> None:
+                    _enroll_on(server, names, people_file, url, page)
+
+                enrolling["enroll"] = enroll_on
             try:
                 # The seal keys seal the forms' round state, so rounds continue on any server
                 # sharing them (Preflights' sessions themselves are stored unsealed).
@@ -375,6 +382,7 @@ def mcp_command(
                         closing=closing,
                         opened=checked,
                         people=people,
+                        **enrolling,
                     )
             except RuntimeError as exc:
                 typer.echo(f"preflight-fsm: {exc}", err=True)

@@ -55,10 +55,11 @@ def enrolling_rp_id(public_url: str | None) -> str:
 
 
 def serve_enrollments(
-    server: Any, names: list[str], people_file: Path, public_url: str, page: AnswerPage
+    server: Any, names: list[str], people_file: Path, public_url: str, page: AnswerPage | None
 ) -> list[Enrollment]:
     """One enrollment per name, mounted on ``server`` at ``public_url``'s origin; a person
-    enrolled is signed with at once when ``page`` asks for passkeys."""
+    enrolled is signed with at once when ``page`` (None: the server has none) asks for
+    passkeys."""
     from preflight_fsm.mcp.origins import origin_of
     from preflight_fsm.people import People, Person
     from preflight_fsm.principal import principal_problem

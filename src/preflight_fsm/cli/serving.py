@@ -42,6 +42,7 @@ __all__ = [
     "check_store",
     "checked_port",
     "enrolled_rp_id",
+    "http_rp_id",
     "is_loopback",
     "limits_of",
     "people_for",
@@ -345,15 +346,23 @@ def answer_page(
     page = AnswerPage(sessions) if people is None else SignedAnswerPage(sessions, people)
     if transport == "http":
         page.base_url = origin_of(public_url) if public_url else None
-        if isinstance(page, SignedAnswerPage) and not enrolling:
-            page.rp_id = enrolled_rp_id(page.people, page.base_url or "")
-        elif isinstance(page, SignedAnswerPage):
-            from preflight_fsm.cli.server_enroll import enrolling_rp_id
-
-            page.rp_id = enrolling_rp_id(public_url)
+        if isinstance(page, SignedAnswerPage):
+            page.rp_id = http_rp_id(page.people, public_url, enrolling)
         return PageRounds(page), None
     listener = PageListener(page, port=0 if people is None else enrolled_port(people))
     return PageRounds(page, listener.start), listener
+
+
+def http_rp_id(people: People, public_url: str | None, enrolling: bool) -> str:
+    """The relying party the HTTP server's answer page signs with: the public URL's host when
+    the server enrolls people itself (``--enroll``), else that of the passkeys enrolled on its
+    origin (InvalidPeopleFile when nobody did)."""
+    from preflight_fsm.cli.server_enroll import enrolling_rp_id
+    from preflight_fsm.mcp.origins import origin_of
+
+    if enrolling:
+        return enrolling_rp_id(public_url)
+    return enrolled_rp_id(people, origin_of(public_url) if public_url else "")
 
 
 def enrolled_rp_id(people: People, origin: str) -> str:

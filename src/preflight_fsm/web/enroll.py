@@ -84,7 +84,10 @@ class Enrollment:
         if self.enrolled is not None:
             return "This link was already used: the passkey is enrolled. Nothing was changed."
         if self.clock() >= self.expires:
-            return "This link has expired. Nothing was written; run people enroll again."
+            return (
+                "This link has expired. Nothing was written; ask for a new one (people enroll "
+                "NAME, or the server restarted with --enroll NAME)."
+            )
         return None
 
     def page(self) -> str:

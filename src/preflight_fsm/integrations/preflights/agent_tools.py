@@ -63,6 +63,7 @@ from preflight_fsm.mcp.request_state import RoundSealer
 from preflight_fsm.people import People
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.store import SessionStore, open_store
+from preflight_fsm.web import AnswerPage
 
 __all__ = [
     "PreflightsTools",
@@ -236,6 +237,7 @@ def build_preflights_server(
     closing: ExitStack | None = None,
     opened: SessionStore | None = None,
     people: People | None = None,
+    enroll: Callable[[MCPServer, AnswerPage | None], object] | None = None,
 ) -> MCPServer:
     """An MCPServer with Preflights' two tools on preflight-fsm; sessions in ``store``, or in
     ``opened``, that store already open (its opener closes it; ``mcp`` passes the store it
@@ -249,8 +251,9 @@ def build_preflights_server(
     at ``public_url``'s origin, else by a loopback listener that ``closing`` stops; ``person``:
     there, each engine step signed with a passkey ``people`` lists, ``signed_page.py``). ``auth``
     authenticates every HTTP request; ``repo_roots`` (None: any) bounds the repositories
-    ``repo_path`` may name. Raises RuntimeError when the installed Preflights is not the one
-    this integration relies on.
+    ``repo_path`` may name; ``enroll`` (``mcp --enroll``, over HTTP) mounts the enrollment
+    pages on the server, told the answer page they sign on. Raises RuntimeError when the
+    installed Preflights is not the one this integration relies on.
     """
     problems = compat_problems()
     if problems:
@@ -286,19 +289,24 @@ def build_preflights_server(
         token_verifier=auth.verifier if auth else None,
     )
 
+    page: AnswerPage | None = None
     if answers_from != "any":  # under user: the link when no form reaches the person
         from preflight_fsm.web import page_routes
 
         signed = None
         if answers_from == "person" and people is not None:
             signed = (people, tools.step_challenge)
-        _, page, listener = preflights_page(forms, transport, public_url, signed=signed)
+        _, page, listener = preflights_page(
+            forms, transport, public_url, signed=signed, enrolling=enroll is not None
+        )
         if listener is not None and closing is not None:
             closing.callback(listener.stop)
         if transport == "http":
             for route in page_routes(page):
                 methods = sorted((route.methods or {"GET"}) - {"HEAD"})
                 server.custom_route(route.path, methods, include_in_schema=False)(route.endpoint)
+    if enroll is not None and transport == "http":
+        enroll(server, page)
 
     @server.tool(name="require_clarification", description=REQUIRE_CLARIFICATION + note)
     async def require_clarification(

@@ -175,6 +175,8 @@ def preflights_page(
     public_url: str | None,
     link_ttl: float | None = None,
     signed: tuple[People, Challenge] | None = None,
+    *,
+    enrolling: bool = False,
 ) -> tuple[PageRounds, PreflightsPage, PageListener | None]:
     """The answer page for ``forms``' rounds, put in charge of them: over HTTP served as a route
     of the server at the public URL's origin (the caller mounts ``page_routes``); otherwise by
@@ -182,8 +184,8 @@ def preflights_page(
     ``signed`` (``--answers-from person``: the people file and the rounds' challenges) every
     engine step is signed with a passkey it lists, so the page is served on the origin they
     enrolled on (over stdio the loopback port of their enrollment); InvalidPeopleFile when
-    nobody enrolled there."""
-    from preflight_fsm.cli.serving import enrolled_rp_id
+    nobody enrolled there, unless the server is ``enrolling`` people there (``mcp --enroll``)."""
+    from preflight_fsm.cli.serving import http_rp_id
     from preflight_fsm.cli.web import enrolled_port
     from preflight_fsm.integrations.preflights.signed_page import SignedPreflightsPage
     from preflight_fsm.mcp.origins import origin_of
@@ -198,7 +200,7 @@ def preflights_page(
     if transport == "http":
         page.base_url = origin_of(public_url) if public_url else None
         if isinstance(page, SignedPreflightsPage):
-            page.rp_id = enrolled_rp_id(page.people, page.base_url or "")
+            page.rp_id = http_rp_id(page.people, public_url, enrolling)
         rounds = PageRounds(page)
     else:
         listener = PageListener(page, port=0 if signed is None else enrolled_port(signed[0]))
