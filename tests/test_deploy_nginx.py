@@ -11,14 +11,18 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import HttpServer, call, connect_http, free_port, http_server
 from preflight_fsm.mcp.tokens import add_token
+from test_mcp_enroll import enrolled_through, signed_turn
+from test_mcp_web import type_of
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 DEPLOY = Path(__file__).resolve().parent.parent / "docs" / "deploy.md"
@@ -33,21 +37,14 @@ def recipe_location() -> str:
     return found.group(0)
 
 
-@pytest.fixture(scope="module")
-def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, HttpServer, str]]:
-    """(the proxy's URL, the server behind it, a token): nginx forwarding to the server."""
-    directory = tmp_path_factory.mktemp("nginx")
-    tokens = directory / "tokens.toml"
-    token = add_token(tokens, "alice")
-    proxy_port = free_port()
-    public = f"http://fsm.localhost:{proxy_port}/mcp"
-    extra = ("--tokens", str(tokens), "--public-url", public)
-    with http_server(str(directory / "s.sqlite3"), directory, "behind", *extra) as server:
-        upstream = server.url.removesuffix("/mcp")
-        location = recipe_location().replace("http://127.0.0.1:8765", upstream)
-        conf = directory / "nginx.conf"
-        conf.write_text(
-            f"""daemon off;
+@contextmanager
+def nginx_in_front(directory: Path, upstream: str, port: int, name: str) -> Iterator[None]:
+    """nginx on 127.0.0.1:``port`` as server ``name``, forwarding to ``upstream`` with the
+    recipe's location block, for the block."""
+    location = recipe_location().replace("http://127.0.0.1:8765", upstream)
+    conf = directory / "nginx.conf"
+    conf.write_text(
+        f"""daemon off;
 master_process off;
 pid {directory}/nginx.pid;
 error_log {directory}/error.log warn;
@@ -60,31 +57,62 @@ http {{
     uwsgi_temp_path {directory}/uwsgi;
     scgi_temp_path {directory}/scgi;
     server {{
-        listen 127.0.0.1:{proxy_port};
-        server_name fsm.localhost;
+        listen 127.0.0.1:{port};
+        server_name {name};
         client_max_body_size 1m;
 {location}    }}
 }}
 """
-        )
-        nginx = subprocess.Popen(
-            [NGINX, "-c", str(conf), "-p", str(directory)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and nginx.poll() is None:
-                try:
-                    socket.create_connection(("127.0.0.1", proxy_port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            assert nginx.poll() is None, (directory / "error.log").read_text()
-            yield f"http://127.0.0.1:{proxy_port}/mcp", server, token
-        finally:
-            nginx.terminate()
-            nginx.wait(timeout=30)
+    )
+    nginx = subprocess.Popen(
+        [NGINX, "-c", str(conf), "-p", str(directory)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and nginx.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert nginx.poll() is None, (directory / "error.log").read_text()
+        yield
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, HttpServer, str]]:
+    """(the proxy's URL, the server behind it, a token): nginx forwarding to the server."""
+    directory = tmp_path_factory.mktemp("nginx")
+    tokens = directory / "tokens.toml"
+    token = add_token(tokens, "alice")
+    proxy_port = free_port()
+    public = f"http://fsm.localhost:{proxy_port}/mcp"
+    extra = ("--tokens", str(tokens), "--public-url", public)
+    with (
+        http_server(str(directory / "s.sqlite3"), directory, "behind", *extra) as server,
+        nginx_in_front(directory, server.url.removesuffix("/mcp"), proxy_port, "fsm.localhost"),
+    ):
+        yield f"http://127.0.0.1:{proxy_port}/mcp", server, token
+
+
+def test_a_person_enrolls_on_the_proxys_origin_and_signs_a_turn_through_it(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    """The team recipe with passkeys (docs/deploy.md): `--enroll` behind nginx prints a link
+    at the proxy's origin; Ada enrolls through nginx and a turn is signed through it."""
+    port = free_port()
+
+    def front(server: HttpServer) -> AbstractContextManager[None]:
+        return nginx_in_front(tmp_path, server.url.removesuffix("/mcp"), port, "localhost")
+
+    with enrolled_through(browser, tmp_path, public_port=port, front=front):
+        then = signed_turn(browser, f"http://localhost:{port}/mcp")
+    assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
 
 
 def test_an_agent_behind_nginx_is_served_with_its_token(

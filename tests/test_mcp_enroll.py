@@ -6,8 +6,8 @@ and Preflights' alike."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,20 @@ from web_browser import passkey_outcome, virtual_authenticator
 
 
 @contextmanager
-def enrolled_through(browser: WebDriver, tmp_path: Path, *extra: str) -> Iterator[HttpServer]:
-    """A `person` server started with `--enroll Ada` and no people file, on
-    http://localhost:PORT; Ada enrolled through the one link it printed, her passkey in the
-    browser for the block; afterwards, the file lists her on that origin, and the link's token
-    was printed once and never again (no log line holds it)."""
+def enrolled_through(
+    browser: WebDriver,
+    tmp_path: Path,
+    *extra: str,
+    public_port: int | None = None,
+    front: Callable[[HttpServer], AbstractContextManager[object]] = lambda _: nullcontext(),
+) -> Iterator[HttpServer]:
+    """A `person` server started with `--enroll Ada` and no people file, its public URL on
+    http://localhost:PORT (``public_port``, where ``front`` serves it; default: its own);
+    Ada enrolled through the one link it printed, her passkey in the browser for the block;
+    afterwards, the file lists her on that origin, and the link's token was printed once and
+    never again (no log line holds it)."""
     port = free_port()
-    origin = f"http://localhost:{port}"
+    origin = f"http://localhost:{public_port or port}"
     people = tmp_path / "people.toml"
     options = ("--public-url", f"{origin}/mcp", "--people", str(people), "--enroll", "Ada")
     store = str(tmp_path / "s.sqlite3")
@@ -37,6 +44,7 @@ def enrolled_through(browser: WebDriver, tmp_path: Path, *extra: str) -> Iterato
         http_server(
             store, tmp_path, "enroll", "--answers-from", "person", *options, *extra, port=port
         ) as server,
+        front(server),
         virtual_authenticator(browser),  # type: ignore[arg-type]
     ):
         [link] = re.findall(
@@ -50,24 +58,27 @@ def enrolled_through(browser: WebDriver, tmp_path: Path, *extra: str) -> Iterato
     assert ("Ada", "localhost", (origin,)) == (ada.name, ada.rp_id, ada.origins)
 
 
+def signed_turn(browser: WebDriver, url: str) -> dict[str, Any]:
+    """A session started at ``url``, its turns answered on the page and signed; the outcome."""
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(120):
+            async with connect_http(url) as client:
+                first = await call(client, "require_clarification", user_intention="Add a thing")
+                page = link_in(first["error"]["recovery_hint"])
+                await anyio.to_thread.run_sync(answer_and_sign, browser, page)
+                sid = first["session_id"]
+                return await call(client, "require_clarification", session_id=sid)
+
+    return anyio.run(main)
+
+
 def test_a_person_server_with_nobody_enrolled_enrolls_on_its_origin_then_signs_each_turn(
     browser: WebDriver, tmp_path: Path
 ) -> None:
     """A turn is then answered on the page and signed with the new passkey: user_passkey."""
     with enrolled_through(browser, tmp_path) as server:
-
-        async def main() -> dict[str, Any]:
-            with anyio.fail_after(120):
-                async with connect_http(server.url) as client:
-                    first = await call(
-                        client, "require_clarification", user_intention="Add a thing"
-                    )
-                    page = link_in(first["error"]["recovery_hint"])
-                    await anyio.to_thread.run_sync(answer_and_sign, browser, page)
-                    sid = first["session_id"]
-                    return await call(client, "require_clarification", session_id=sid)
-
-        then = anyio.run(main)
+        then = signed_turn(browser, server.url)
     assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
 
 
