@@ -281,3 +281,20 @@ def _answer_unsigned(page: SignedAnswerPage) -> None:
     grant = page.links.find(token)
     assert not isinstance(grant, str)
     page.answer(token, {CSRF_FIELD: [grant.csrf], "change_category": ["Database"]})
+
+
+def test_a_page_whose_people_file_lists_nobody_yet_refuses_every_passkey() -> None:
+    """What `mcp --enroll` serves under person before anyone has enrolled: a valid assertion of
+    a passkey the (empty) people file does not list records nothing."""
+    port = free_port()
+    sessions = Sessions(MemoryStore())
+    page = SignedAnswerPage(sessions, People(()))
+    with PageListener(page, port=port):
+        ada = SoftwareAuthenticator(seed=1, origin=f"http://localhost:{port}")
+        nobody = Software(sessions, page, ada)
+        session_id, link = nobody.start("Add a thing")
+        confirm = nobody.answer(link, DATABASE)
+        signed = nobody.ada.sign(nobody.challenge(session_id, DATABASE))
+        status, message = nobody.sign(link, confirm, signed)
+    assert (403, 0) == (status, nobody.steps(session_id))
+    assert "Nothing was recorded: the passkey was refused (unknown_credential)" in message
