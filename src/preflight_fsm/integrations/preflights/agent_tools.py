@@ -55,7 +55,7 @@ from preflight_fsm.integrations.preflights.application import FsmPreflightsApp
 from preflight_fsm.integrations.preflights.compat import compat_problems
 from preflight_fsm.integrations.preflights.forms import ANSWERS_NEED_USER, PreflightsForms
 from preflight_fsm.integrations.preflights.llm_options import configured_guard
-from preflight_fsm.integrations.preflights.page import preflights_page
+from preflight_fsm.integrations.preflights.page_setup import preflights_page
 from preflight_fsm.integrations.preflights.sessions import StoreSessionAdapter
 from preflight_fsm.mcp.auth import ServerAuth, current_caller
 from preflight_fsm.mcp.policy import AnswersFrom, answers_from_setting, policy_note

@@ -19,17 +19,14 @@ from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.integrations.preflights.forms import PreflightsForms, Result, ended
 from preflight_fsm.mcp.rounds import Refusal, Round
 from preflight_fsm.proof import PasskeyProof
-from preflight_fsm.web import PAGE_PATH, AnswerPage, LinkBook, PageListener, PageReply
+from preflight_fsm.web import PAGE_PATH, AnswerPage, LinkBook, PageReply
 from preflight_fsm.web.html import document, questions_page
 from preflight_fsm.web.links import Grant
 
 if TYPE_CHECKING:
-    from preflight_fsm.integrations.preflights.signed_page import Challenge
-    from preflight_fsm.mcp.page_rounds import PageRounds
-    from preflight_fsm.people import People
     from preflight_fsm.store import Sessions
 
-__all__ = ["PreflightsPage", "outcome_page", "preflights_page"]
+__all__ = ["PreflightsPage", "outcome_page"]
 
 _KINDS: Final = {
     "adr": "Decision record (ADR)",
@@ -167,43 +164,3 @@ def outcome_page(intention: str, result: Result) -> str:
         "<p>You can close this page.</p>\n"
     )
     return document("Decided: " + intention[:60], body)
-
-
-def preflights_page(
-    forms: PreflightsForms,
-    transport: str,
-    public_url: str | None,
-    link_ttl: float | None = None,
-    signed: tuple[People, Challenge] | None = None,
-    *,
-    enrolling: bool = False,
-) -> tuple[PageRounds, PreflightsPage, PageListener | None]:
-    """The answer page for ``forms``' rounds, put in charge of them: over HTTP served as a route
-    of the server at the public URL's origin (the caller mounts ``page_routes``); otherwise by
-    a loopback listener that starts with the first link and that the caller stops. With
-    ``signed`` (``--answers-from person``: the people file and the rounds' challenges) every
-    engine step is signed with a passkey it lists, so the page is served on the origin they
-    enrolled on (over stdio the loopback port of their enrollment); InvalidPeopleFile when
-    nobody enrolled there, unless the server is ``enrolling`` people there (``mcp --enroll``)."""
-    from preflight_fsm.cli.serving import http_rp_id
-    from preflight_fsm.cli.web import enrolled_port
-    from preflight_fsm.integrations.preflights.signed_page import SignedPreflightsPage
-    from preflight_fsm.mcp.origins import origin_of
-    from preflight_fsm.mcp.page_rounds import PageRounds
-
-    links = LinkBook(link_ttl) if link_ttl else None
-    if signed is None:
-        page = PreflightsPage(forms, links)
-    else:
-        page = SignedPreflightsPage(forms, *signed, links)
-    listener = None
-    if transport == "http":
-        page.base_url = origin_of(public_url) if public_url else None
-        if isinstance(page, SignedPreflightsPage):
-            page.rp_id = http_rp_id(page.people, public_url, enrolling)
-        rounds = PageRounds(page)
-    else:
-        listener = PageListener(page, port=0 if signed is None else enrolled_port(signed[0]))
-        rounds = PageRounds(page, listener.start)
-    forms.rounds.page = rounds
-    return rounds, page, listener
