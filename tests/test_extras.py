@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
+import subprocess
 import sys
 
 import pytest
@@ -39,3 +40,26 @@ def test_every_extra_of_the_package_has_a_hint() -> None:
     """Each extra a command may need names its own pinned packages."""
     assert ["llm", "mcp", "postgres", "preflights", "redis", "web"] == sorted(extras.EXTRAS)
     assert all(extras._requirements(extra) for extra in extras.EXTRAS)
+
+
+# What the `preflights` extra alone installs cannot import the other extras' packages: `pf` runs
+# with it alone (README, `make preflights-suite`); twice a module on its path imported py_webauthn.
+_WITHOUT_OTHER_EXTRAS = """
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"webauthn", "mcp", "redis", "psycopg", "psycopg_pool"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+from preflight_fsm.integrations.preflights.command_line import build_pf_app
+build_pf_app()
+"""
+
+
+def test_pf_imports_with_the_preflights_extra_alone() -> None:
+    """pf's command line loads where py_webauthn, the MCP SDK and the store clients are absent."""
+    pytest.importorskip("preflights")
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_OTHER_EXTRAS], capture_output=True, text=True, timeout=60
+    )
+    assert 0 == done.returncode, done.stderr

@@ -4,13 +4,8 @@ verification of a signed step's proof against the people file (``people.py``).
 The WebAuthn work (COSE keys, attestation formats, signatures) is py_webauthn's (the ``web``
 extra); this module decides what is signed and what counts.
 
-**The challenge** of a step (:func:`signing_challenge`) is the SHA-256 digest of the UTF-8 bytes
-of ``json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, where
-``content`` is ``{"type": "preflight-fsm/step/v1", "session_id": <the session's id>, "step":
-<the step's number, 1 for the first>, "answers": <the answers as the step records them:
-normalised, null for blank>, "flow_fingerprint": <the session's flow>}``. An assertion over it
-counts for that session, that step and those answers on that flow, and nowhere else: moved to
-another session, step or answer, it is refused as ``wrong_challenge``.
+**The challenge** of a step is ``challenge.py``'s (it needs no WebAuthn library: Preflights'
+integration computes it with the ``preflights`` extra alone); this module re-exports it.
 
 Offline verification has no memory of signature counters, so a cloned authenticator is not
 detected here (the answer page can keep counters; docs/contract.md says what a passkey proves).
@@ -46,8 +41,8 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from preflight_fsm.challenge import CHALLENGE_TYPE, signing_challenge, step_challenge
 from preflight_fsm.errors import PasskeyRefused
-from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.people import People, Person
 from preflight_fsm.proof import PasskeyProof
 
@@ -62,38 +57,7 @@ __all__ = [
     "verify_registration",
 ]
 
-CHALLENGE_TYPE: Final = "preflight-fsm/step/v1"
-"""The ``type`` inside every step challenge: a challenge of another kind never matches one."""
-
 _REQUIRED: Final = UserVerificationRequirement.REQUIRED
-
-
-def signing_challenge(
-    session_id: str, step_number: int, answers: Mapping[str, str | None], flow_fingerprint: str
-) -> bytes:
-    """The 32-byte challenge a passkey signs to confirm step ``step_number`` (1 for the first)
-    of session ``session_id`` with ``answers`` (as the step records them) on the flow
-    ``flow_fingerprint``; the encoding is in this module's docstring."""
-    content = {
-        "answers": dict(answers),
-        "flow_fingerprint": flow_fingerprint,
-        "session_id": session_id,
-        "step": step_number,
-        "type": CHALLENGE_TYPE,
-    }
-    encoded = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(encoded.encode("utf-8")).digest()
-
-
-def step_challenge(
-    machine: ClarificationMachine, session_id: str, answers: Mapping[str, Any]
-) -> bytes:
-    """The challenge that signs ``answers`` as the next step of ``machine`` (stored as
-    ``session_id``): :func:`signing_challenge` over the answers as that step would record them.
-    Raises InvalidAnswers or SessionFinished, as the step would: show those before asking for a
-    passkey."""
-    recorded = machine.recorded_answers(answers)
-    return signing_challenge(session_id, len(machine.steps) + 1, recorded, machine.flow.fingerprint)
 
 
 # -- enrollment ------------------------------------------------------------------------------

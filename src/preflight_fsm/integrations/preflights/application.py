@@ -41,6 +41,7 @@ from preflights.application.types import (
 
 from preflight_fsm.answered_by import AnsweredBy, Provenance
 from preflight_fsm.answers import described
+from preflight_fsm.challenge import signing_challenge
 from preflight_fsm.errors import InvalidAnswers
 from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
 from preflight_fsm.integrations.preflights.adapter import FsmLLMAdapter
@@ -52,7 +53,6 @@ from preflight_fsm.integrations.preflights.sessions import (
     recorded_provenance,
     recorded_rounds,
 )
-from preflight_fsm.passkeys import signing_challenge
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import DONE
 
