@@ -27,11 +27,11 @@ def replay(
     """A new session on ``engine``, started by ``owner``, stepped through ``steps``, each
     supplied by its ``answered_by``, ``principals`` and ``proofs`` (None: none for any step);
     InvalidSnapshot names what fails."""
-    # Unauthenticated and unsigned (most sessions): nothing more to check, nothing to pass on.
-    unsigned = principals is None and proofs is None and owner is None
-    if not unsigned:
-        principals, proofs = _provenance(len(steps), principals, proofs, owner)
     _check_count("answered_by", answered_by, len(steps))
+    # Unauthenticated and unsigned (most sessions): nothing more to check, nothing to pass on.
+    provenance = None
+    if principals is not None or proofs is not None or owner is not None:
+        provenance = _provenance(len(steps), principals, proofs, owner)
     try:
         s = engine.begin(intention, owner)
     except InvalidIntention as exc:
@@ -42,11 +42,10 @@ def replay(
         )
     for i, given in enumerate(steps):
         try:
-            if unsigned:
+            if provenance is None:
                 s = engine.step(s, given, answered_by[i])
             else:
-                assert principals is not None and proofs is not None  # set by _provenance
-                s = engine.step(s, given, answered_by[i], principals[i], proofs[i])
+                s = engine.step(s, given, answered_by[i], *provenance[i])
         except (InvalidAnswers, SessionFinished) as exc:
             raise InvalidSnapshot(f"steps.{i}", f"is refused on replay: {exc}") from None
     return s
@@ -57,9 +56,10 @@ def _provenance(
     principals: Sequence[str | None] | None,
     proofs: Sequence[PasskeyProof | None] | None,
     owner: str | None,
-) -> tuple[Sequence[str | None], Sequence[PasskeyProof | None]]:
-    """The principals and proofs of ``count`` steps (None: none for any step), each one per
-    step and every principal and the owner clean text, or InvalidSnapshot naming the field."""
+) -> list[tuple[str | None, PasskeyProof | None]]:
+    """Each of ``count`` steps' principal and proof (``principals``, ``proofs``: one per step,
+    None: none for any step), every principal and the owner clean text; else InvalidSnapshot
+    naming the field."""
     unsigned = [None] * count
     principals = unsigned if principals is None else principals
     proofs = unsigned if proofs is None else proofs
@@ -67,7 +67,7 @@ def _provenance(
     _check_count("proofs", proofs, count)
     if owner is not None or principals.count(None) != count:
         _check_principals(owner, principals)
-    return principals, proofs
+    return list(zip(principals, proofs, strict=True))
 
 
 def _check_count(name: str, held: Sequence[object], count: int) -> None:
