@@ -81,7 +81,7 @@ def test_the_page_then_shows_the_entry_written_to_commit_to_the_repository(
     browser: webdriver.Chrome, enrolling: Enrolling
 ) -> None:
     """What the people file now holds for the person, as TOML, and how to bring it into the
-    repository's people file (D272)."""
+    repository's people file (D274)."""
     from selenium.webdriver.common.by import By
 
     with virtual_authenticator(browser):

@@ -7,7 +7,7 @@ expiring, never logged. The page's script (``script.py``, same origin) asks the 
 passkey with user verification required; the server verifies the registration
 (``passkeys.verify_registration``) and adds the person to the people file, keeping its other
 entries; the page then shows the entry as written, to commit to the repository's people file
-(D272). A refused registration writes nothing and leaves the link good for another try.
+(D274). A refused registration writes nothing and leaves the link good for another try.
 """
 
 from __future__ import annotations
