@@ -168,3 +168,23 @@ def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_aga
     assert "pf resume --web --passkey" in done.stderr
     assert not (repo / ".preflights" / "current_session.json").exists()
     assert (repo / ".preflights" / "last_intention.txt").exists()
+
+
+def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """While pf's session is active its resume refuses: a link that expired unused closes it."""
+    from preflights.cli.state import load_session
+
+    from preflight_fsm.integrations.preflights.command_line import build_pf_app
+    from preflight_fsm.integrations.preflights.page_loop import page_loop
+
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    assert 0 == run_pf(["start", "--non-interactive", INTENTION])
+    with pytest.raises(SystemExit) as ended:
+        page_loop(build_pf_app(), link_ttl=0.5)(str(repo), load_session(str(repo)))
+    said = capsys.readouterr().err
+    assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
+    assert not (repo / ".preflights" / "current_session.json").exists()
