@@ -51,7 +51,7 @@ def enroll(browser: WebDriver, folder: Path) -> Enrolled:
 def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
     """Ada's passkey in the browser's authenticator while the block runs; its signature
     counter carried to the next block, as her one authenticator would carry it (the page
-    refuses a count it has seen already: a clone's, D275)."""
+    refuses a count it has seen already: a clone's, D277)."""
     with virtual_authenticator(browser):  # type: ignore[arg-type]
         browser.add_credential(enrolled.credential)
         yield enrolled

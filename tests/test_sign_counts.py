@@ -1,5 +1,5 @@
 """sign_counts.py: the last signature count of each credential, beside the people file, so that
-the answer page refuses a cloned authenticator's assertion (D275)."""
+the answer page refuses a cloned authenticator's assertion (D277)."""
 
 from __future__ import annotations
 

@@ -259,7 +259,7 @@ def test_a_cloned_authenticators_assertion_is_refused_and_records_nothing(
 ) -> None:
     """A copy of Ada's key whose signature counter is behind the last one the page saw for her
     credential: refused with counter_not_increased, the turn unanswered, the count unchanged;
-    Ada's own authenticator, counting on, signs the turn after (D275)."""
+    Ada's own authenticator, counting on, signs the turn after (D277)."""
     session_id, link = software.start("Add a thing")
     first = software.ada.sign(software.challenge(session_id, DATABASE))
     assert 200 == software.sign(link, software.answer(link, DATABASE), first)[0]

@@ -1,4 +1,4 @@
-"""Signature counters the answer page keeps, so that a cloned authenticator cannot sign (D275).
+"""Signature counters the answer page keeps, so that a cloned authenticator cannot sign (D277).
 
 An authenticator that counts its signatures reports the count in every assertion, one higher (at
 least) each time. A copy of its key signs with a copy of its count, so sooner or later one of
