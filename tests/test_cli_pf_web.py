@@ -83,10 +83,10 @@ def test_pf_web_prints_a_link_and_the_adr_records_the_page(
     )
 
 
-def verify_person(adr: Path, people: Path) -> subprocess.CompletedProcess[str]:
-    """``preflight-fsm verify --require person --people PEOPLE ADR``, as CI runs it."""
+def verify_person(people: Path, *files: Path) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm verify --require person --people PEOPLE FILE...``, as CI runs it."""
     return subprocess.run(
-        [PREFLIGHT_FSM, "verify", "--require", "person", "--people", str(people), str(adr)],
+        [PREFLIGHT_FSM, "verify", "--require", "person", "--people", str(people), *map(str, files)],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -94,7 +94,7 @@ def verify_person(adr: Path, people: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_pf_web_passkey_signs_every_engine_round_and_the_adr_passes_verify_until_edited(
+def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verify_until_edited(
     browser: WebDriver, ada: Enrolled, tmp_path: Path
 ) -> None:
     repo, home = make_repo(tmp_path)
@@ -103,11 +103,11 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_passes_verify_until
         shown = answer_and_sign(browser, link)
         assert 0 == process.wait(timeout=TIMEOUT)
     adr = next((repo / "docs" / "adr").glob("*.md"))
-    verified = verify_person(adr, ada.people)
+    verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
     adr.write_text(adr.read_text(encoding="utf-8").replace("Passkeys", "Passkeyz", 1), "utf-8")
-    tampered = verify_person(adr, ada.people)
+    tampered = verify_person(ada.people, adr)
     assert "Decision documented" in shown
-    assert (0, True) == (verified.returncode, "Ada Lovelace" in verified.stdout), verified.stdout
+    assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
     assert (14, True) == (tampered.returncode, "tampered" in tampered.stdout), tampered.stdout
 
 
@@ -147,11 +147,12 @@ def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
     assert [] == [f.name for d in (repo, home) for f in d.iterdir() if f.name != ".git"]
 
 
-def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_keeps_the_session(
+def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_again(
     tmp_path: Path,
 ) -> None:
     """The passkeys count only on the origin they were enrolled on: with its port taken the
-    page cannot be served there; pf says which port, and how to resume once it is free."""
+    page cannot be served there; pf says which port, and closes its session so that `pf
+    resume` asks again once the port is free (nothing was answered)."""
     repo, home = make_repo(tmp_path)
     people = tmp_path / "people.toml"
     with socket.socket() as taken:
@@ -165,4 +166,25 @@ def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_keeps_the_sessi
         )
     assert (1, True) == (done.returncode, f"localhost:{port}" in done.stderr), done.stderr
     assert "pf resume --web --passkey" in done.stderr
-    assert (repo / ".preflights" / "current_session.json").exists()
+    assert not (repo / ".preflights" / "current_session.json").exists()
+    assert (repo / ".preflights" / "last_intention.txt").exists()
+
+
+def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """While pf's session is active its resume refuses: a link that expired unused closes it."""
+    from preflights.cli.state import load_session
+
+    from preflight_fsm.integrations.preflights.command_line import build_pf_app
+    from preflight_fsm.integrations.preflights.page_loop import page_loop
+
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    assert 0 == run_pf(["start", "--non-interactive", INTENTION])
+    with pytest.raises(SystemExit) as ended:
+        page_loop(build_pf_app(), link_ttl=0.5)(str(repo), load_session(str(repo)))
+    said = capsys.readouterr().err
+    assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
+    assert not (repo / ".preflights" / "current_session.json").exists()

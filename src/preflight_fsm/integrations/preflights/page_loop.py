@@ -68,13 +68,16 @@ def page_loop(
             signed = None if people is None else (people, tools.step_challenge)
             _, page, listener = preflights_page(forms, "stdio", None, link_ttl, signed)
             assert listener is not None  # served by a listener of its own, not as a route
+            # pf's resume asks again from the intention, once pf's session is closed (while it
+            # is active, resume refuses): closed here whenever the page cannot go on.
             resume = "preflight-fsm pf resume --web" + (" --passkey" if people else "")
             try:
                 listener.start()
             except OSError as exc:  # the enrolled port is taken (by another page, say)
+                delete_session(repo_root)
                 click.echo(
                     f"✗ Error: cannot serve the answer page on localhost:{listener.port} "
-                    f"({exc}); the session is saved: free the port and run `{resume}`",
+                    f"({exc}); nothing was answered: free the port and run `{resume}`",
                     err=True,
                 )
                 sys.exit(ExitCode.USER_ERROR)
@@ -84,9 +87,10 @@ def page_loop(
                 click.echo(f"Answer in your browser (the link is yours alone; it expires): {link}")
                 found = page.until_finished(state.session_id, page.links.ttl)
             if found is None:
+                delete_session(repo_root)
                 click.echo(
-                    "The link expired before the round was answered; the session is saved "
-                    f"(run `{resume}` for a new link).",
+                    "The link expired before the round was answered; run "
+                    f"`{resume}` to be asked again from the intention, on a new link.",
                     err=True,
                 )
                 sys.exit(ExitCode.USER_ERROR)
