@@ -188,3 +188,17 @@ def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
     said = capsys.readouterr().err
     assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
     assert not (repo / ".preflights" / "current_session.json").exists()
+
+
+def test_pf_commands_that_prompt_list_web_passkey_and_people_in_their_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = []
+    for command in ("start", "answer", "resume"):
+        assert 0 == run_pf([command, "--help"])
+        shown.append(capsys.readouterr().out)
+    assert [True] * 3 == [
+        all(o in s for o in ("--web", "--passkey", "--people FILE")) for s in shown
+    ]
+    assert 0 == run_pf(["status", "--help"])
+    assert "--passkey" not in capsys.readouterr().out
