@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -21,13 +20,14 @@ import pytest
 pytest.importorskip("preflights")
 
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
-from person_passkey import Enrolled
+from person_passkey import Enrolled, holding_port, software_people
+from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
-from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
 from test_preflights_web import INTENTION, answer_in_browser
 
@@ -105,10 +105,12 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
     adr = next((repo / "docs" / "adr").glob("*.md"))
     verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
     adr.write_text(adr.read_text(encoding="utf-8").replace("Passkeys", "Passkeyz", 1), "utf-8")
-    tampered = verify_person(ada.people, adr)
+    tampered = CliRunner().invoke(  # in-process: the process boundary is checked just above
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
+    )
     assert "Decision documented" in shown
     assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
-    assert (14, True) == (tampered.returncode, "tampered" in tampered.stdout), tampered.stdout
+    assert (14, True) == (tampered.exit_code, "tampered" in tampered.stdout), tampered.stdout
 
 
 @pytest.mark.parametrize("options", [["--web"], ["--web", "--passkey"]], ids=["web", "passkey"])
@@ -154,17 +156,13 @@ def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_aga
     page cannot be served there; pf says which port, and closes its session so that `pf
     resume` asks again once the port is free (nothing was answered)."""
     repo, home = make_repo(tmp_path)
-    people = tmp_path / "people.toml"
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        person = SoftwareAuthenticator(origin=f"http://localhost:{port}").person("Ada Lovelace")
-        people.write_text(person.as_toml(), encoding="utf-8")
+    people, origin = software_people(tmp_path)
+    with holding_port(origin):
         done = run_pf_in(
-            repo, home, "start", INTENTION, "--web", "--passkey", "--people", str(people)
+            repo, home, "start", INTENTION, "--web", "--passkey", "--people", str(people.source)
         )
-    assert (1, True) == (done.returncode, f"localhost:{port}" in done.stderr), done.stderr
+    said = origin.removeprefix("http://")
+    assert (1, True) == (done.returncode, said in done.stderr), done.stderr
     assert "pf resume --web --passkey" in done.stderr
     assert not (repo / ".preflights" / "current_session.json").exists()
     assert (repo / ".preflights" / "last_intention.txt").exists()
@@ -188,3 +186,17 @@ def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
     said = capsys.readouterr().err
     assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
     assert not (repo / ".preflights" / "current_session.json").exists()
+
+
+def test_pf_commands_that_prompt_list_web_passkey_and_people_in_their_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = []
+    for command in ("start", "answer", "resume"):
+        assert 0 == run_pf([command, "--help"])
+        shown.append(capsys.readouterr().out)
+    assert [True] * 3 == [
+        all(o in s for o in ("--web", "--passkey", "--people FILE")) for s in shown
+    ]
+    assert 0 == run_pf(["status", "--help"])
+    assert "--passkey" not in capsys.readouterr().out
