@@ -310,16 +310,18 @@ def chat(
     if (intention is None) == (session is None):
         raise usage_error("give an INTENTION, or --session SESSION_ID to resume one")
     if passkey and not web:
-        raise usage_error("--passkey confirms answers on the page: add --web")
+        from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
+
+        raise usage_error(PASSKEY_NEEDS_WEB)
     if web:
-        signers = None
+        people = None
         if passkey:
-            from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
+            from preflight_fsm.cli.passkey_option import signers
 
             with reported():
-                signers = People.load(people_file or DEFAULT_PEOPLE_FILE)
+                people = signers(people_file)
         raise typer.Exit(
-            _chat_on_page(intention, session, store, flow, seal_key_file, link_ttl, signers)
+            _chat_on_page(intention, session, store, flow, seal_key_file, link_ttl, people)
         )
     if intention is not None:
         from preflight_fsm.flow import load_flow

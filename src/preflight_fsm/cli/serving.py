@@ -393,7 +393,7 @@ def people_for(policy: str, people_file: Path | None, enrolling: bool = False) -
         return None
     path = people_file or DEFAULT_PEOPLE_FILE
     if enrolling and not path.exists():
-        return People((), str(path))
+        return People((), str(path), path)
     people = People.load(path)
     if len(people) == 0 and not enrolling:
         raise InvalidPeopleFile(
