@@ -1,9 +1,11 @@
 """Ada's passkey for the ``--answers-from person`` tests: enrolled once per module through the
 real enrollment page in headless Chromium's virtual authenticator, then put back in the browser
-for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures)."""
+for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures); or, for tests that need
+no browser, a software credential (:func:`software_people`)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,8 +15,10 @@ from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import free_port
+from preflight_fsm.people import People
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
+from software_authenticator import SoftwareAuthenticator
 from web_browser import passkey_outcome, virtual_authenticator
 
 
@@ -52,3 +56,23 @@ def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
     with virtual_authenticator(browser):  # type: ignore[arg-type]
         browser.add_credential(enrolled.credential)
         yield enrolled
+
+
+def software_people(folder: Path) -> tuple[People, str]:
+    """A people file in ``folder`` listing Ada's software credential (no browser) enrolled on a
+    free loopback port, where the stdio page listens; and that origin."""
+    origin = f"http://localhost:{free_port()}"
+    person = SoftwareAuthenticator(origin=origin).person("Ada Lovelace")
+    path = folder / "people.toml"
+    path.write_text(person.as_toml(), encoding="utf-8")
+    return People.load(path), origin
+
+
+@contextmanager
+def holding_port(origin: str) -> Iterator[None]:
+    """Another program listening on ``origin``'s loopback port while the block runs (where a
+    stdio server's page would listen)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", int(origin.rsplit(":", 1)[1])))
+        sock.listen()
+        yield

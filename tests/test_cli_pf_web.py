@@ -21,8 +21,10 @@ import pytest
 pytest.importorskip("preflights")
 
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
 from person_passkey import Enrolled
+from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
@@ -105,10 +107,12 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
     adr = next((repo / "docs" / "adr").glob("*.md"))
     verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
     adr.write_text(adr.read_text(encoding="utf-8").replace("Passkeys", "Passkeyz", 1), "utf-8")
-    tampered = verify_person(ada.people, adr)
+    tampered = CliRunner().invoke(  # in-process: the process boundary is checked just above
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
+    )
     assert "Decision documented" in shown
     assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
-    assert (14, True) == (tampered.returncode, "tampered" in tampered.stdout), tampered.stdout
+    assert (14, True) == (tampered.exit_code, "tampered" in tampered.stdout), tampered.stdout
 
 
 @pytest.mark.parametrize("options", [["--web"], ["--web", "--passkey"]], ids=["web", "passkey"])
@@ -168,3 +172,37 @@ def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_aga
     assert "pf resume --web --passkey" in done.stderr
     assert not (repo / ".preflights" / "current_session.json").exists()
     assert (repo / ".preflights" / "last_intention.txt").exists()
+
+
+def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """While pf's session is active its resume refuses: a link that expired unused closes it."""
+    from preflights.cli.state import load_session
+
+    from preflight_fsm.integrations.preflights.command_line import build_pf_app
+    from preflight_fsm.integrations.preflights.page_loop import page_loop
+
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    assert 0 == run_pf(["start", "--non-interactive", INTENTION])
+    with pytest.raises(SystemExit) as ended:
+        page_loop(build_pf_app(), link_ttl=0.5)(str(repo), load_session(str(repo)))
+    said = capsys.readouterr().err
+    assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
+    assert not (repo / ".preflights" / "current_session.json").exists()
+
+
+def test_pf_commands_that_prompt_list_web_passkey_and_people_in_their_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = []
+    for command in ("start", "answer", "resume"):
+        assert 0 == run_pf([command, "--help"])
+        shown.append(capsys.readouterr().out)
+    assert [True] * 3 == [
+        all(o in s for o in ("--web", "--passkey", "--people FILE")) for s in shown
+    ]
+    assert 0 == run_pf(["status", "--help"])
+    assert "--passkey" not in capsys.readouterr().out

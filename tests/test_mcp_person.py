@@ -23,7 +23,7 @@ from mcp_servers import (
     connect_stdio,
     http_server,
 )
-from person_passkey import Enrolled
+from person_passkey import Enrolled, holding_port, software_people
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.cli import app
 from preflight_fsm.mcp.tokens import add_token
@@ -187,3 +187,25 @@ def test_an_assertion_over_another_sessions_challenge_is_refused_and_the_page_sa
         said = passkey_outcome(browser)
     assert "Nothing was recorded: the passkey was refused (wrong_challenge)" in said
     assert (0, 0) == tuple(len(sessions.load(s)[0].steps) for s in (this, other))
+
+
+def test_a_stdio_page_whose_enrolled_port_is_taken_says_so_and_is_served_once_it_is_free(
+    tmp_path: Path,
+) -> None:
+    """Another program holds the port Ada enrolled on: the call says so with the session_id
+    (it was an internal_error naming only OSError); once the port is free the next call gives
+    the page's link there."""
+    people, origin = software_people(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        store = str(tmp_path / "s.sqlite3")
+        async with connect_memory(store, answers_from="person", people=people) as client:
+            with holding_port(origin):
+                taken = await call(client, "require_clarification", user_intention="Add a thing")
+            sid = taken["session_id"]
+            return taken, await call(client, "require_clarification", session_id=sid)
+
+    taken, free = anyio.run(main)
+    assert "answers_need_user" == taken["error"]["code"]
+    assert f"cannot be served on {origin.removeprefix('http://')}" in taken["error"]["message"]
+    assert link_in(free["error"]["recovery_hint"]).startswith(f"{origin}/answer/")

@@ -10,7 +10,10 @@ tests can show is the process boundary: the stdio server's own loopback listener
 signing page on the port Ada enrolled on, the link travelling as a URL elicitation or in the
 result's hint, the HTTP server's route behind its token, and the files on disk that a reviewer
 or CI then verifies. Each test costs seconds (a server process, a browser session); there are
-three, one per way the person is reached or refused.
+three, one per way the person is reached or refused. The 2025-era (legacy) URL elicitation is not
+repeated here (about 5 s of CPU more): its round is the same code in process or not, proved for
+Preflights in memory (``test_preflights_web.py``) and across the stdio boundary for the engine's
+tools (``test_mcp_person.py``).
 """
 
 from __future__ import annotations

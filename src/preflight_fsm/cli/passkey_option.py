@@ -10,10 +10,15 @@ from typing import Final
 
 from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
 
-__all__ = ["PASSKEY_NEEDS_WEB", "signers"]
+__all__ = ["PASSKEY_HELP", "PASSKEY_NEEDS_WEB", "PEOPLE_HELP", "signers"]
 
 PASSKEY_NEEDS_WEB: Final = "--passkey confirms answers on the page: add --web"
 """The usage error of ``--passkey`` without ``--web``."""
+PASSKEY_HELP: Final = (
+    "With --web: confirm every turn with your enrolled passkey, recorded user_passkey (the "
+    "--answers-from person level; docs/web.md)."
+)
+PEOPLE_HELP: Final = "With --passkey: the people file. Default: .preflight-fsm/people.toml."
 
 
 def signers(people_file: Path | None) -> People:

@@ -19,6 +19,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Final
 
+import click
 from preflights import application
 from preflights.adapters.default_config import DefaultConfigLoader
 from preflights.adapters.filesystem import FilesystemAdapter
@@ -61,6 +62,10 @@ LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
 """pf's options that choose a real LLM: it runs under the guard (``preflight_fsm.llm``)."""
 WEB_OPTION: Final = "--web"
 """pf's option (ours) answering the rounds on the answer page (``page_loop.py``)."""
+WEB_HELP: Final = (
+    "Answer on the answer page in your browser instead of at the prompt: prints a link, served "
+    "on localhost while pf waits (docs/web.md)."
+)
 PASSKEY_OPTION: Final = "--passkey"
 """pf's option (ours, with ``--web``): each engine round confirmed with the person's passkey."""
 PEOPLE_OPTION: Final = "--people"
@@ -176,6 +181,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
         near_miss_prompts(app.engine_flow.limits.max_answer_chars),
         on_the_page(app, people=people) if web else nullcontext(),
+        _listed_in_help(pf_app),
     ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:
@@ -202,6 +208,27 @@ def _passkey_options(args: list[str]) -> tuple[bool, Path | None, list[str]]:
         else:
             left.append(arg)
     return passkey, people, left
+
+
+@contextmanager
+def _listed_in_help(commands: click.Group) -> Iterator[None]:
+    """Within: the commands that prompt list our options in their ``--help``; pf never parses
+    them (:func:`run_pf` takes them out first)."""
+    from preflight_fsm.cli.passkey_option import PASSKEY_HELP, PEOPLE_HELP
+
+    ours = [
+        click.Option([WEB_OPTION], is_flag=True, expose_value=False, help=WEB_HELP),
+        click.Option([PASSKEY_OPTION], is_flag=True, expose_value=False, help=PASSKEY_HELP),
+        click.Option([PEOPLE_OPTION], metavar="FILE", expose_value=False, help=PEOPLE_HELP),
+    ]
+    prompting = [commands.commands[name] for name in ("start", "answer", "resume")]
+    for command in prompting:
+        command.params.extend(ours)
+    try:
+        yield
+    finally:
+        for command in prompting:
+            command.params[:] = [p for p in command.params if p not in ours]
 
 
 @contextmanager
