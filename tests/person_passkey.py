@@ -22,10 +22,11 @@ from software_authenticator import SoftwareAuthenticator
 from web_browser import passkey_outcome, virtual_authenticator
 
 
-@dataclass(frozen=True)
+@dataclass
 class Enrolled:
     """Ada's passkey: in ``people``, enrolled on ``port``; ``credential`` is the virtual
-    authenticator's copy (its private key), put back in the browser for each test."""
+    authenticator's copy (its private key and signature counter), put back in the browser for
+    each test and taken out again after it with its counter advanced."""
 
     people: Path
     port: int
@@ -52,10 +53,16 @@ def enroll(browser: WebDriver, folder: Path) -> Enrolled:
 
 @contextmanager
 def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
-    """Ada's passkey in the browser's authenticator while the block runs."""
+    """Ada's passkey in the browser's authenticator while the block runs; its signature
+    counter carried to the next block, as her one authenticator would carry it (the page
+    refuses a count it has seen already: a clone's, D277)."""
     with virtual_authenticator(browser):  # type: ignore[arg-type]
         browser.add_credential(enrolled.credential)
         yield enrolled
+        if browser.virtual_authenticator_id:
+            for credential in browser.get_credentials():
+                if credential.id == enrolled.credential.id:
+                    enrolled.credential = credential
 
 
 def software_people(folder: Path) -> tuple[People, str]:

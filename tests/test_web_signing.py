@@ -256,6 +256,31 @@ def test_a_valid_assertion_moved_from_an_earlier_turn_is_refused(software: Softw
     assert "(wrong_challenge)" in message
 
 
+def test_a_cloned_authenticators_assertion_is_refused_and_records_nothing(
+    software: Software,
+) -> None:
+    """A copy of Ada's key whose signature counter is behind the last one the page saw for her
+    credential: refused with counter_not_increased, the turn unanswered, the count unchanged;
+    Ada's own authenticator, counting on, signs the turn after (D277)."""
+    session_id, link = software.start("Add a thing")
+    first = software.ada.sign(software.challenge(session_id, DATABASE))
+    assert 200 == software.sign(link, software.answer(link, DATABASE), first)[0]
+    assert isinstance(software.page, SignedAnswerPage)
+    seen = software.page.counts.last(software.ada.person("Ada").credential_id)
+    clone = SoftwareAuthenticator(seed=1, origin=software.origin)
+    clone.sign_count = seen - 1  # its next signature reports the count already seen
+    second_link = software.page.link(session_id)
+    assert second_link is not None
+    confirm = software.answer(second_link, {"db_type": "MySQL"})
+    cloned = clone.sign(software.challenge(session_id, {"db_type": "MySQL"}))
+    status, message = software.sign(second_link, confirm, cloned)
+    assert (403, 1) == (status, software.steps(session_id))
+    assert "Nothing was recorded: the passkey was refused (counter_not_increased)" in message
+    assert f"counter ({seen}) does not exceed the last one seen for it ({seen})" in message
+    genuine = software.ada.sign(software.challenge(session_id, {"db_type": "MySQL"}))
+    assert 200 == software.sign(second_link, confirm, genuine)[0]
+
+
 def test_the_answers_waiting_for_a_passkey_are_bounded_in_number() -> None:
     """Past max_pending, the oldest checked answers are forgotten (answer the form again)."""
     page = SignedAnswerPage(Sessions(MemoryStore()), People(), max_pending=2)

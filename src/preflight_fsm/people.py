@@ -272,6 +272,7 @@ def _append(path: Path, persons: tuple[Person, ...]) -> People:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    people.path = path
     return people
 
 
