@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from typer.testing import CliRunner, Result
 
 from mcp_servers import PREFLIGHT_FSM, free_port
 from preflight_fsm import ClarificationMachine
+from preflight_fsm.cli import app
 from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
@@ -127,6 +129,7 @@ def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_pas
             browser.get(enrollment.link)
             assert "Enrolled" in passkey_outcome(browser)
         started = _run("start", "Add a thing", "--store", store)
+        assert 0 == started.exit_code, started.output
         session_id = started.stdout.split()[1]
         chat = subprocess.Popen(
             [
@@ -155,13 +158,12 @@ def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_pas
     decision = tmp_path / "decision.md"
     decision.write_text(_run("show", session_id, "--decision", "--store", store).stdout)
     verified = _run("verify", "--require", "person", "--people", str(people), str(decision))
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert 0 == verified.exit_code, verified.output
 
 
-def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PREFLIGHT_FSM, *arguments], capture_output=True, text=True, timeout=60, check=False
-    )
+def _run(*arguments: str) -> Result:
+    """The command line in the test's process: `chat` is the process this test starts."""
+    return CliRunner().invoke(app, list(arguments))
 
 
 # -- on the server, without a browser: what a network client can send -------------------------
