@@ -6,17 +6,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+import warm_processes
 from web_browser import submit
 
-COMMAND = str(Path(sys.executable).with_name("preflight-fsm"))
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 
 
 @pytest.fixture
