@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
