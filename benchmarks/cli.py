@@ -1,13 +1,15 @@
 """CPU time of the command line, one fresh process per command, side by side in one run.
 
 Each round runs, in turn: ``python -c pass`` (the interpreter's floor), ``python -c "import
-preflight_fsm"`` (the package's import, which every command pays; lazy since D160), pydantic
-with one model (what any command that runs the engine pays at least), Preflights' ``pf --help``
-(the peer), ``preflight-fsm --help``, ``preflight-fsm --version``, ``preflight-fsm start`` of a
-fresh session and ``preflight-fsm answer`` of that session to Done. Each figure is the CPU time
-the process used (user + system, from ``wait4``), which a shared machine's load does not stretch
-as it stretches wall time; medians over the rounds. The commands run in a throw-away directory
-with their own SQLite store. Target (issue 32): ``start`` and ``answer`` at most 1.5 x
+preflight_fsm"`` (the package's import, which every command pays; lazy since D160), pydantic with
+one model (what any command that runs the engine pays at least), a typer command with one argument
+and one flag and nothing else (what any command of ours with a parameter pays: typer 0.29 coerces
+every parameter through a pydantic ``TypeAdapter``, so running one imports pydantic), Preflights'
+``pf --help`` (the peer), ``preflight-fsm --help``, ``preflight-fsm --version``, ``preflight-fsm
+start`` of a fresh session and ``preflight-fsm answer`` of that session to Done. Each figure is the
+CPU time the process used (user + system, from ``wait4``), which a shared machine's load does not
+stretch as it stretches wall time; medians over the rounds. The commands run in a throw-away
+directory with their own SQLite store. Target (issue 32): ``start`` and ``answer`` at most 1.5 x
 ``pf --help`` (issue 25 asked 1.0 x, which pydantic's import alone exceeds: docs/performance.md).
 
 Both sides run from bytecode, as installed programs do: pip compiled ``pf`` when it installed it,
@@ -39,6 +41,18 @@ BIN = Path(sys.executable).parent
 TARGET = 1.5
 """``start`` and ``answer`` over ``pf --help``, in CPU time (issue 32)."""
 PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass Model(BaseModel):\n    x: int"
+TYPER_FLOOR = (
+    "import typer\n"
+    "app = typer.Typer(add_completion=False, rich_markup_mode=None)\n"
+    "@app.command()\n"
+    "def start(intention: str, json_output: bool = typer.Option(False, '--json')) -> None:\n"
+    "    print(intention)\n"
+    "@app.command()\n"
+    "def show() -> None:\n"
+    "    pass\n"
+    "app()"
+)
+"""A two-command typer program, run as ``start INTENTION --json``: the command line's own floor."""
 
 
 def _tool(name: str) -> str | None:
@@ -69,6 +83,7 @@ _NAMES = (
     ("cli.python_floor", "ms"),
     ("cli.engine_import", "ms"),
     ("cli.pydantic_floor", "ms"),
+    ("cli.typer_floor", "ms"),
     ("cli.pf_help", "ms"),
     ("cli.help", "ms"),
     ("cli.version", "ms"),
@@ -120,6 +135,9 @@ def cli_figures(rounds: int) -> list[Figure]:
                 [sys.executable, "-c", "import preflight_fsm"], tmp
             )[0],
             "cli.pydantic_floor": lambda: _timed([sys.executable, "-c", PYDANTIC_FLOOR], tmp)[0],
+            "cli.typer_floor": lambda: _timed(
+                [sys.executable, "-c", TYPER_FLOOR, "start", scenario.intention, "--json"], tmp
+            )[0],
             "cli.pf_help": lambda: _timed([pf, "--help"], tmp)[0],
             "cli.help": lambda: _timed([ours, "--help"], tmp)[0],
             "cli.version": lambda: _timed([ours, "--version"], tmp)[0],
@@ -147,6 +165,15 @@ def cli_figures(rounds: int) -> list[Figure]:
             ms["cli.pydantic_floor"],
             "ms",
             note="python -c: pydantic and one model, what a command running the engine pays",
+        ),
+        Figure(
+            "cli.typer_floor",
+            ms["cli.typer_floor"],
+            "ms",
+            note=(
+                "python -c: a typer command with one argument and one flag, what any command"
+                f" of ours with a parameter pays: {ms['cli.typer_floor'] / peer:.2f} x pf --help"
+            ),
         ),
         Figure("cli.pf_help", peer, "ms", note="peer: Preflights 1.1.4's pf --help"),
         Figure("cli.help", ms["cli.help"], "ms", note="preflight-fsm --help"),

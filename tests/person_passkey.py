@@ -1,9 +1,11 @@
 """Ada's passkey for the ``--answers-from person`` tests: enrolled once per module through the
 real enrollment page in headless Chromium's virtual authenticator, then put back in the browser
-for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures)."""
+for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures); or, for tests that need
+no browser, a software credential (:func:`software_people`)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,15 +15,18 @@ from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import free_port
+from preflight_fsm.people import People
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
+from software_authenticator import SoftwareAuthenticator
 from web_browser import passkey_outcome, virtual_authenticator
 
 
-@dataclass(frozen=True)
+@dataclass
 class Enrolled:
     """Ada's passkey: in ``people``, enrolled on ``port``; ``credential`` is the virtual
-    authenticator's copy (its private key), put back in the browser for each test."""
+    authenticator's copy (its private key and signature counter), put back in the browser for
+    each test and taken out again after it with its counter advanced."""
 
     people: Path
     port: int
@@ -48,7 +53,33 @@ def enroll(browser: WebDriver, folder: Path) -> Enrolled:
 
 @contextmanager
 def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
-    """Ada's passkey in the browser's authenticator while the block runs."""
+    """Ada's passkey in the browser's authenticator while the block runs; its signature
+    counter carried to the next block, as her one authenticator would carry it (the page
+    refuses a count it has seen already: a clone's, D277)."""
     with virtual_authenticator(browser):  # type: ignore[arg-type]
         browser.add_credential(enrolled.credential)
         yield enrolled
+        if browser.virtual_authenticator_id:
+            for credential in browser.get_credentials():
+                if credential.id == enrolled.credential.id:
+                    enrolled.credential = credential
+
+
+def software_people(folder: Path) -> tuple[People, str]:
+    """A people file in ``folder`` listing Ada's software credential (no browser) enrolled on a
+    free loopback port, where the stdio page listens; and that origin."""
+    origin = f"http://localhost:{free_port()}"
+    person = SoftwareAuthenticator(origin=origin).person("Ada Lovelace")
+    path = folder / "people.toml"
+    path.write_text(person.as_toml(), encoding="utf-8")
+    return People.load(path), origin
+
+
+@contextmanager
+def holding_port(origin: str) -> Iterator[None]:
+    """Another program listening on ``origin``'s loopback port while the block runs (where a
+    stdio server's page would listen)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", int(origin.rsplit(":", 1)[1])))
+        sock.listen()
+        yield

@@ -56,6 +56,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "cli.python_floor",
         "cli.engine_import",
         "cli.pydantic_floor",
+        "cli.typer_floor",
         "cli.pf_help",
         "cli.help",
         "cli.version",

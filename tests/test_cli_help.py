@@ -14,15 +14,15 @@ import os
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import warm_processes
 from preflight_fsm.cli.examples import EXAMPLES
 
-COMMAND = str(Path(sys.executable).parent / "preflight-fsm")
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 COMMANDS = (
     "chat",
     "start",
@@ -44,7 +44,20 @@ MACHINE_WORDS = re.compile(r"\bC1?[0-9]\b|<[a-z][a-z_\[\], |]*>|\{[A-Z_]+\}")
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed command as a process: for what only a process shows (its start, a
+    terminal, the entry's own error lines)."""
     return subprocess.run([COMMAND, *args], capture_output=True, text=True, timeout=60)
+
+
+def invoke(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line run in this process (typer's CliRunner): its exit code and output, as
+    a process gives them, without a process's start-up."""
+    from typer.testing import CliRunner
+
+    from preflight_fsm.cli import app
+
+    result = CliRunner().invoke(app, list(args), input="", catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
 def help_page(*command: str) -> str:
@@ -140,9 +153,9 @@ def test_list_and_delete_return_the_codes_they_list(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite3"
     bad.write_text("not a store")
     assert (4, 8, 8) == (
-        run("delete", "nope", "--store", str(tmp_path / "new.sqlite3")).returncode,
-        run("delete", "nope", "--store", str(bad)).returncode,
-        run("list", "--store", str(bad)).returncode,
+        invoke("delete", "nope", "--store", str(tmp_path / "new.sqlite3")).returncode,
+        invoke("delete", "nope", "--store", str(bad)).returncode,
+        invoke("list", "--store", str(bad)).returncode,
     )
 
 
@@ -188,15 +201,10 @@ def test_an_error_is_red_on_a_terminal_and_plain_when_piped() -> None:
 def test_errors_say_how_a_session_ended_not_its_state_name(tmp_path: Path) -> None:
     """Answering a finished session says it ended with a decision, never `Done`."""
     store = str(tmp_path / "s.sqlite3")
-    started = subprocess.run(
-        [COMMAND, "start", "Add OAuth login", "--store", store, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    started = invoke("start", "Add OAuth login", "--store", store, "--json")
     session = json.loads(started.stdout)["session_id"]
-    run("answer", session, "auth_strategy=1", "--store", store)
-    again = run("answer", session, "auth_strategy=1", "--store", store)
+    invoke("answer", session, "auth_strategy=1", "--store", store)
+    again = invoke("answer", session, "auth_strategy=1", "--store", store)
     assert 6 == again.returncode
     assert "already ended with a decision" in again.stderr
     assert [] == [s for s in (*STATES, "Done") if s in again.stderr]

@@ -9,15 +9,19 @@ hanging).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 pytest.importorskip("preflights")
 
+from preflight_fsm.cli import app
 from preflights_e2e import (
     CASES,
     PREFLIGHT_FSM,
@@ -81,10 +85,11 @@ def test_pf_answer_and_status_resume_a_session(repo_home: tuple[Path, Path]) -> 
 def test_declining_stops_without_a_decision_and_frees_the_repository(
     repo_home: tuple[Path, Path],
 ) -> None:
-    """A placeholder as the Other text ends as NO_DECISION, exit 1, nothing written, pf free."""
+    """A placeholder as the Other text ends as NO_DECISION, exit 1 (a process's status), nothing
+    written, pf free once that process has exited (the next start runs in this process)."""
     repo, home = repo_home
     stopped = run_pf_process(repo, home, "start", "Add passkey login", lines=["4", "tbd"])
-    again = run_pf_process(repo, home, "start", "--non-interactive", "Add passkey login")
+    again = run_pf(repo, home, "start", "--non-interactive", "Add passkey login")
     assert 1 == stopped.returncode
     assert "NO_DECISION" in stopped.stderr
     assert [] == docs_written(repo)
@@ -150,18 +155,14 @@ def test_a_strict_provider_without_its_key_is_refused(repo_home: tuple[Path, Pat
 
 
 def test_a_provider_whose_sdk_is_missing_falls_back_saying_one_install_command(
-    repo_home: tuple[Path, Path], tmp_path: Path
+    repo_home: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a key set and the SDK missing, pf names one install command and a header that says
     the engine answers, not the provider it fell back from."""
     repo, home = repo_home
-    missing = tmp_path / "missing" / "anthropic"
-    missing.mkdir(parents=True)
-    (missing / "__init__.py").write_text('raise ImportError("No module named anthropic")\n')
-    env = {"ANTHROPIC_API_KEY": "sk-test", "PYTHONPATH": str(missing.parent)}
-    result = run_pf_process(
-        repo, home, "start", "--llm-provider", "anthropic", "Add login", env=env
-    )
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # `import anthropic` raises ImportError
+    env = {"ANTHROPIC_API_KEY": "sk-test"}
+    result = run_pf(repo, home, "start", "--llm-provider", "anthropic", "Add login", env=env)
     assert 1 == result.stderr.count("pip install"), result.stderr
     assert "the engine answers alone" in result.stderr
     assert "LLM: none, the preflight-fsm engine answers" in result.stdout
@@ -231,7 +232,7 @@ def test_the_adr_pf_writes_says_who_answered_each_decided_value(
     named is the intention's. The ADR and the task both say so."""
     repo, home = repo_home
     (case,) = [c for c in CASES if c.id == "keyword-auth"]
-    result = run_pf_process(repo, home, "start", case.intention, lines=case.pf_lines())
+    result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
     assert 0 == result.returncode, result.stdout + result.stderr
     (adr,) = (repo / "docs" / "adr").glob("*.md")
     for written in (adr, repo / "docs" / "CURRENT_TASK.md"):
@@ -256,8 +257,9 @@ def test_a_value_preflights_filled_in_from_the_intention_is_the_intentions(
 
 
 def test_the_files_pf_writes_verify_from_the_command_line(repo_home: tuple[Path, Path]) -> None:
-    """The ADR and task pf writes verify as written (`preflight-fsm verify`, a process of its
-    own in the repository), and pf's steps, typed at its prompt, do not meet --require user."""
+    """The ADR and task pf writes verify as written (`preflight-fsm verify` in the repository,
+    run in this process), and pf's steps, typed at its prompt, do not meet --require user (exit
+    11, the status of a process of its own)."""
     repo, home = repo_home
     (case,) = [c for c in CASES if c.id == "keyword-auth"]
     result = run_pf(repo, home, "start", case.intention, lines=case.pf_lines())
@@ -265,10 +267,10 @@ def test_the_files_pf_writes_verify_from_the_command_line(repo_home: tuple[Path,
     files = [str(p.relative_to(repo)) for p in (repo / "docs" / "adr").glob("*.md")]
     files.append("docs/CURRENT_TASK.md")
 
-    def verify(*options: str) -> subprocess.CompletedProcess[str]:
-        argv = [PREFLIGHT_FSM, "verify", *files, "--json", *options]
-        return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
-
-    report = json.loads(verify().stdout)
+    argv = [PREFLIGHT_FSM, "verify", *files, "--json", "--require", "user"]
+    required = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
+    with contextlib.chdir(repo):
+        verified = CliRunner().invoke(app, ["verify", *files, "--json"], catch_exceptions=False)
+    report = json.loads(verified.stdout)
     assert ["verified"] * len(files) == [f["outcome"] for f in report["files"]]
-    assert 11 == verify("--require", "user").returncode
+    assert 11 == required.returncode, required.stdout + required.stderr

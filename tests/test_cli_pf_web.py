@@ -1,5 +1,7 @@
 """``preflight-fsm pf start INTENTION --web``: Preflights' own ``pf`` as a process, its rounds
-answered by the person on the answer page in headless Chromium; the ADR records ``user_web``."""
+answered by the person on the answer page in headless Chromium; the ADR records ``user_web``.
+With ``--passkey`` each engine round is signed with the person's passkey (Chromium's virtual
+authenticator, after a real enrollment) and the ADR passes ``verify --require person``."""
 
 from __future__ import annotations
 
@@ -18,8 +20,15 @@ import pytest
 pytest.importorskip("preflights")
 
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
+from person_passkey import Enrolled, holding_port, software_people
+from preflight_fsm.cli import app
+from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
+from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
+from preflights_e2e import run_pf as run_pf_in
+from test_preflights_person import answer_and_sign
 from test_preflights_web import INTENTION, answer_in_browser
 
 TIMEOUT = 60.0
@@ -74,11 +83,120 @@ def test_pf_web_prints_a_link_and_the_adr_records_the_page(
     )
 
 
-def test_pf_web_without_the_page_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from preflight_fsm.integrations.preflights.command_line import run_pf
+def verify_person(people: Path, *files: Path) -> subprocess.CompletedProcess[str]:
+    """``preflight-fsm verify --require person --people PEOPLE FILE...``, as CI runs it."""
+    return subprocess.run(
+        [PREFLIGHT_FSM, "verify", "--require", "person", "--people", str(people), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
 
+
+def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verify_until_edited(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path
+) -> None:
+    repo, home = make_repo(tmp_path)
+    started = ("start", INTENTION, "--passkey", "--people", str(ada.people))
+    with pf_web(repo, home, *started) as (process, link):
+        shown = answer_and_sign(browser, link)
+        assert 0 == process.wait(timeout=TIMEOUT)
+    adr = next((repo / "docs" / "adr").glob("*.md"))
+    verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
+    adr.write_text(adr.read_text(encoding="utf-8").replace("Passkeys", "Passkeyz", 1), "utf-8")
+    tampered = CliRunner().invoke(  # in-process: the process boundary is checked just above
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
+    )
+    assert "Decision documented" in shown
+    assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
+    assert (14, True) == (tampered.exit_code, "tampered" in tampered.stdout), tampered.stdout
+
+
+@pytest.mark.parametrize("options", [["--web"], ["--web", "--passkey"]], ids=["web", "passkey"])
+def test_pf_web_without_the_page_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "preflight_fsm.integrations.preflights.page_loop", None)
-    assert (1, 0) == (run_pf(["start", "Add a thing", "--web"]), run_pf(["--version"]))
+    assert (1, 0) == (run_pf(["start", "Add a thing", *options]), run_pf(["--version"]))
     assert "--web needs the answer page" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--passkey"], PASSKEY_NEEDS_WEB),
+        (["--web", "--passkey", "--people", "../missing.toml"], "people enroll NAME"),
+        (["--web", "--passkey", "--people", "../empty.toml"], "people enroll NAME"),
+        (["--web", "--passkey", "--people"], "--people needs the people file"),
+    ],
+    ids=["passkey-without-web", "people-file-missing", "people-file-lists-nobody", "no-file"],
+)
+def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    options: list[str],
+    said: str,
+) -> None:
+    repo, home = make_repo(tmp_path)
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    code = run_pf(["start", "Add a thing", *options])
+    [line] = capsys.readouterr().err.splitlines()
+    assert (1, True) == (code, said in line), line
+    assert [] == [f.name for d in (repo, home) for f in d.iterdir() if f.name != ".git"]
+
+
+def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_again(
+    tmp_path: Path,
+) -> None:
+    """The passkeys count only on the origin they were enrolled on: with its port taken the
+    page cannot be served there; pf says which port, and closes its session so that `pf
+    resume` asks again once the port is free (nothing was answered)."""
+    repo, home = make_repo(tmp_path)
+    people, origin = software_people(tmp_path)
+    with holding_port(origin):
+        done = run_pf_in(
+            repo, home, "start", INTENTION, "--web", "--passkey", "--people", str(people.source)
+        )
+    said = origin.removeprefix("http://")
+    assert (1, True) == (done.returncode, said in done.stderr), done.stderr
+    assert "pf resume --web --passkey" in done.stderr
+    assert not (repo / ".preflights" / "current_session.json").exists()
+    assert (repo / ".preflights" / "last_intention.txt").exists()
+
+
+def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """While pf's session is active its resume refuses: a link that expired unused closes it."""
+    from preflights.cli.state import load_session
+
+    from preflight_fsm.integrations.preflights.command_line import build_pf_app
+    from preflight_fsm.integrations.preflights.page_loop import page_loop
+
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    assert 0 == run_pf(["start", "--non-interactive", INTENTION])
+    with pytest.raises(SystemExit) as ended:
+        page_loop(build_pf_app(), link_ttl=0.5)(str(repo), load_session(str(repo)))
+    said = capsys.readouterr().err
+    assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
+    assert not (repo / ".preflights" / "current_session.json").exists()
+
+
+def test_pf_commands_that_prompt_list_web_passkey_and_people_in_their_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shown = []
+    for command in ("start", "answer", "resume"):
+        assert 0 == run_pf([command, "--help"])
+        shown.append(capsys.readouterr().out)
+    assert [True] * 3 == [
+        all(o in s for o in ("--web", "--passkey", "--people FILE")) for s in shown
+    ]
+    assert 0 == run_pf(["status", "--help"])
+    assert "--passkey" not in capsys.readouterr().out

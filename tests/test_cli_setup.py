@@ -20,7 +20,9 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from typer.testing import Result
 
+import warm_processes
 from mcp_servers import PREFLIGHT_FSM, call, connect_http, free_port
 
 TITLES = ("# Claude Code:", "# Cursor:", "# VS Code:")
@@ -35,16 +37,22 @@ def setup_process(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def setup(cwd: Path, *args: str) -> str:
-    """What ``preflight-fsm setup ARGS`` prints, run in this process (typer's CliRunner) from
-    ``cwd``: the printed command is then ``python -m preflight_fsm``, still a process of its own
-    when started; the tests of the printed executable use :func:`setup_process`."""
+def _invoke(cwd: Path, *args: str) -> Result:
+    """``preflight-fsm ARGS`` run in this process (typer's CliRunner) from ``cwd``, its input
+    empty."""
     from typer.testing import CliRunner
 
     from preflight_fsm.cli import app
 
     with contextlib.chdir(cwd):
-        result = CliRunner().invoke(app, ["setup", *args], catch_exceptions=False)
+        return CliRunner().invoke(app, list(args), input="", catch_exceptions=False)
+
+
+def setup(cwd: Path, *args: str) -> str:
+    """What ``preflight-fsm setup ARGS`` prints, run in this process (typer's CliRunner) from
+    ``cwd``: the printed command is then ``python -m preflight_fsm``, still a process of its own
+    when started; the tests of the printed executable use :func:`setup_process`."""
+    result = _invoke(cwd, "setup", *args)
     assert 0 == result.exit_code, result.stderr
     return result.stdout
 
@@ -125,17 +133,11 @@ def test_the_printed_http_setup_serves_its_url_and_says_so(tmp_path: Path) -> No
 
 
 def test_a_store_error_names_the_absolute_path(tmp_path: Path) -> None:
-    """A relative store the server cannot use is named by its absolute path."""
+    """A relative store the server cannot use is named by its absolute path (refused before it
+    serves: run in this process, from ``tmp_path``)."""
     (tmp_path / "file").write_text("not a directory")
-    done = subprocess.run(
-        [PREFLIGHT_FSM, "mcp", "--store", "file/sessions.sqlite3"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert 8 == done.returncode
+    done = _invoke(tmp_path, "mcp", "--store", "file/sessions.sqlite3")
+    assert 8 == done.exit_code
     assert f"'{tmp_path / 'file' / 'sessions.sqlite3'}'" in done.stderr
 
 
@@ -148,16 +150,14 @@ def test_preflights_tools_are_configured_under_their_name(tmp_path: Path, option
 
 def test_an_unknown_client_is_a_usage_error(tmp_path: Path) -> None:
     """--client names one of the three agents; anything else exits 2 naming them."""
-    done = subprocess.run(
-        [PREFLIGHT_FSM, "setup", "--client", "emacs"], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert 2 == done.returncode
+    done = _invoke(tmp_path, "setup", "--client", "emacs")
+    assert 2 == done.exit_code
     assert "claude-code, cursor, vscode" in done.stderr
 
 
 def test_setup_runs_as_python_m_too(tmp_path: Path) -> None:
     """Run as python -m preflight_fsm, the configuration names that interpreter and module."""
-    python = str(Path(PREFLIGHT_FSM).parent / "python")
+    python = str(Path(warm_processes.COLD_PROGRAM).parent / "python")
     done = subprocess.run(
         [python, "-m", "preflight_fsm", "setup", "--client", "cursor"],
         capture_output=True,

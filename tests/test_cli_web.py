@@ -6,17 +6,21 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
+import warm_processes
+from preflight_fsm.cli import app
+from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
+from preflight_fsm.cli.report import EXIT_USAGE
 from web_browser import submit
 
-COMMAND = str(Path(sys.executable).with_name("preflight-fsm"))
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 
 
 @pytest.fixture
@@ -61,3 +65,23 @@ def test_chat_web_with_a_link_nobody_uses_ends_when_it_expires() -> None:
         stdin=subprocess.DEVNULL,
     )
     assert (1, True) == (done.returncode, "the link expired" in done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--passkey"], PASSKEY_NEEDS_WEB),
+        (["--web", "--passkey", "--people", "missing.toml"], "people enroll NAME"),
+        (["--web", "--passkey", "--people", "empty.toml"], "people enroll NAME"),
+    ],
+    ids=["passkey-without-web", "people-file-missing", "people-file-lists-nobody"],
+)
+def test_chat_passkey_misused_says_what_to_do_in_one_line_with_the_usage_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, options: list[str], said: str
+) -> None:
+    """The same words as `pf --web --passkey` (cli/passkey_option.py), before any page."""
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["chat", *options, "Add a database table"])
+    [line] = done.stderr.splitlines()
+    assert (EXIT_USAGE, True) == (done.exit_code, said in line), line

@@ -1,11 +1,13 @@
 """``mcp --transport http --enroll NAME``: the team server enrolls a passkey on its own public
 origin (docs/web.md), in headless Chromium's virtual authenticator, and then signs turns with
 it under ``--answers-from person``, with the SDK's own client over HTTP, for the engine's tools
-and Preflights' alike."""
+and Preflights' alike; and the team's whole path to a decision CI verifies: enroll on the server,
+``people add --from`` into the repository, sign, ``verify --require person`` (D274)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -15,7 +17,7 @@ import anyio
 import anyio.to_thread
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import HttpServer, call, connect_http, free_port, http_server
+from mcp_servers import PREFLIGHT_FSM, HttpServer, call, connect_http, free_port, http_server
 from preflight_fsm.people import People
 from test_mcp_person import answer_and_sign
 from test_mcp_web import link_in, type_of
@@ -27,18 +29,19 @@ def enrolled_through(
     browser: WebDriver,
     tmp_path: Path,
     *extra: str,
+    name: str = "Ada",
     public_port: int | None = None,
     front: Callable[[HttpServer], AbstractContextManager[object]] = lambda _: nullcontext(),
 ) -> Iterator[HttpServer]:
-    """A `person` server started with `--enroll Ada` and no people file, its public URL on
-    http://localhost:PORT (``public_port``, where ``front`` serves it; default: its own);
-    Ada enrolled through the one link it printed, her passkey in the browser for the block;
-    afterwards, the file lists her on that origin, and the link's token was printed once and
-    never again (no log line holds it)."""
+    """A `person` server started with `--enroll NAME` (Ada) and no people file (to be
+    tmp_path/people.toml), its public URL on http://localhost:PORT (``public_port``, where
+    ``front`` serves it; default: its own); she enrolled through the one link it printed, her
+    passkey in the browser for the block; afterwards, the file lists her on that origin, and
+    the link's token was printed once and never again (no log line holds it)."""
     port = free_port()
     origin = f"http://localhost:{public_port or port}"
     people = tmp_path / "people.toml"
-    options = ("--public-url", f"{origin}/mcp", "--people", str(people), "--enroll", "Ada")
+    options = ("--public-url", f"{origin}/mcp", "--people", str(people), "--enroll", name)
     store = str(tmp_path / "s.sqlite3")
     with (
         http_server(
@@ -55,7 +58,7 @@ def enrolled_through(
         yield server
         assert 1 == server.stderr.read_text().count(link.rsplit("/", 1)[1])
     [ada] = People.load(people)
-    assert ("Ada", "localhost", (origin,)) == (ada.name, ada.rp_id, ada.origins)
+    assert (name, "localhost", (origin,)) == (ada.name, ada.rp_id, ada.origins)
 
 
 def signed_turn(browser: WebDriver, url: str) -> dict[str, Any]:
@@ -82,19 +85,25 @@ def test_a_person_server_with_nobody_enrolled_enrolls_on_its_origin_then_signs_e
     assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
 
 
-def test_a_preflights_person_server_enrolls_on_its_origin_then_its_adr_is_signed(
+def test_the_team_path_from_enrolling_on_the_server_to_verify_in_the_repository(
     browser: WebDriver, tmp_path: Path
 ) -> None:
-    """`--preflights` too: Preflights' rounds are signed with the passkey enrolled there."""
+    """`mcp --preflights --transport http --enroll alice --answers-from person`: alice enrolls
+    through the printed link; `people add alice --from` the server's people file brings her
+    entry into the repository's; a session she answers and signs on the page completes; and
+    `verify --require person`, run in the repository with nothing but it, exits 0 on the ADR
+    written (D274)."""
     from preflights_e2e import make_repo
     from test_preflights_person import answer_and_sign as answer_preflights
-    from test_preflights_web import INTENTION, adr_of
+    from test_preflights_web import INTENTION
     from test_preflights_web import call as call_preflights
     from test_preflights_web import link_in as preflights_link
 
     repo, _home = make_repo(tmp_path)
     extra = ("--preflights", "--repo-root", str(tmp_path))
-    with enrolled_through(browser, tmp_path, *extra) as server:
+    with enrolled_through(browser, tmp_path, *extra, name="alice") as server:
+        added = run_in(repo, "people", "add", "alice", "--from", str(tmp_path / "people.toml"))
+        assert 0 == added.returncode, added.stderr
 
         async def main() -> dict[str, Any]:
             with anyio.fail_after(120):
@@ -108,4 +117,20 @@ def test_a_preflights_person_server_enrolls_on_its_origin_then_its_adr_is_signed
                     return await call_preflights(client, user_intention="", session_id=sid)
 
         then = anyio.run(main)
-    assert ("completed", True) == (then["status"], "user_passkey" in adr_of(then, repo))
+    assert "completed" == then["status"]
+    adr = next(a["path"] for a in then["artifacts_created"] if a["type"] == "adr")
+    verified = run_in(repo, "verify", "--require", "person", adr)
+    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert "alice" in verified.stdout
+
+
+def run_in(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`preflight-fsm ARGUMENTS` run in ``cwd``, its outputs captured."""
+    return subprocess.run(
+        [PREFLIGHT_FSM, *arguments],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from preflight_fsm.errors import InvalidPeopleFile
-from preflight_fsm.people import MAX_PEOPLE_FILE_BYTES, People, Person, add_person
+from preflight_fsm.people import MAX_PEOPLE_FILE_BYTES, People, Person, add_person, copy_people
 from software_authenticator import SoftwareAuthenticator
 
 ADA = SoftwareAuthenticator(seed=1).person("Ada Lovelace")
@@ -105,3 +105,47 @@ def test_adding_a_duplicate_is_refused_and_writes_nothing(
     with pytest.raises(InvalidPeopleFile):
         add_person(path, duplicate)
     assert ADA.as_toml() == path.read_text(encoding="utf-8")
+
+
+def test_copying_people_adds_the_named_entries_and_keeps_the_file_s_own(tmp_path: Path) -> None:
+    """people add --from: the named entries as the source lists them, after the file's own."""
+    target = written(tmp_path, "# reviewed\n" + GRACE.as_toml())
+    server = People((ADA, replace(GRACE, name="Someone Else", credential_id="c2")))
+    assert (ADA,) == copy_people(server, ["Ada Lovelace"], target)
+    assert (GRACE, ADA) == People.load(target).persons
+
+
+def test_copying_an_entry_already_there_as_is_writes_nothing(tmp_path: Path) -> None:
+    """Copying twice is harmless: the second time adds nothing and leaves the file as it was."""
+    target = written(tmp_path, ADA.as_toml())
+    assert () == copy_people(People((ADA,)), ["Ada Lovelace"], target)
+    assert ADA.as_toml() == target.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("listed", "named"),
+    [
+        (replace(ADA, public_key=GRACE.public_key), "already lists 'Ada Lovelace'"),
+        (replace(GRACE, credential_id=ADA.credential_id), "already lists 'Grace Hopper'"),
+        (replace(ADA, origins=("https://pf.example",)), "never replaced"),
+    ],
+    ids=["same-name-other-key", "same-credential-other-name", "other-origins"],
+)
+def test_copying_never_replaces_a_listed_key_and_writes_nothing(
+    tmp_path: Path, listed: Person, named: str
+) -> None:
+    """A name or credential the file lists with another entry is refused: all or nothing."""
+    target = written(tmp_path, listed.as_toml())
+    with pytest.raises(InvalidPeopleFile) as info:
+        copy_people(People((GRACE, ADA)), ["Ada Lovelace", "Grace Hopper"], target)
+    assert named in str(info.value)
+    assert listed.as_toml() == target.read_text(encoding="utf-8")
+
+
+def test_copying_a_name_the_source_does_not_list_names_whom_it_lists(tmp_path: Path) -> None:
+    """The error names the people the source file does list; nothing is written."""
+    target = tmp_path / "people.toml"
+    with pytest.raises(InvalidPeopleFile) as info:
+        copy_people(People((ADA,), "server.toml"), ["Ada Lovelace", "Grace"], target)
+    assert "server.toml does not list 'Grace' (it lists 'Ada Lovelace')" in str(info.value)
+    assert not target.exists()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,15 @@ import anyio
 import anyio.to_thread
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
-from mcp_servers import PREFLIGHT_FSM, connect_memory, free_port
-from person_passkey import Enrolled
+from mcp_servers import connect_memory
+from person_passkey import Enrolled, holding_port, software_people
+from preflight_fsm.cli import app
 from preflight_fsm.people import People
 from preflight_fsm.web.html import CSRF_FIELD
 from preflight_fsm.web.signing import SIGN_SUFFIX
 from preflights_e2e import make_repo
-from software_authenticator import SoftwareAuthenticator
 from test_preflights_web import CHOSEN, INTENTION, adr_of, call, fill, link_in
 from web_browser import passkey_outcome, submit
 from web_pages import fetch
@@ -73,25 +73,11 @@ def test_the_person_signs_every_engine_step_and_the_adr_passes_verify_require_pe
     assert "Decision documented" in shown
     adr = tmp_path / "adr.md"
     adr.write_text(adr_of(then, repo), encoding="utf-8")
-    verified = subprocess.run(
-        [PREFLIGHT_FSM, "verify", "--require", "person", "--people", str(ada.people), str(adr)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    verified = CliRunner().invoke(
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
     )
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert 0 == verified.exit_code, verified.output
     assert "Ada Lovelace" in verified.stdout
-
-
-def software_people(tmp_path: Path) -> tuple[People, str]:
-    """A people file listing a software credential enrolled on a free loopback port, where
-    the stdio page listens; and that origin."""
-    origin = f"http://localhost:{free_port()}"
-    person = SoftwareAuthenticator(origin=origin).person("Ada Lovelace")
-    path = tmp_path / "people.toml"
-    path.write_text(person.as_toml(), encoding="utf-8")
-    return People.load(path), origin
 
 
 def test_answers_an_agent_sends_and_an_unsigned_page_answer_are_refused_under_person(
@@ -134,3 +120,27 @@ def test_answers_an_agent_sends_and_an_unsigned_page_answer_are_refused_under_pe
     assert (403, "ANSWERS_NEED_USER") == (status, after["error"]["code"])
     assert "your passkey" in message
     assert "turn 1" in after["error"]["message"]
+
+
+def test_a_stdio_page_whose_enrolled_port_is_taken_says_so_and_is_served_once_it_is_free(
+    tmp_path: Path,
+) -> None:
+    """Another program (another agent session's server, say) holds the port Ada enrolled on:
+    the call says so with the session_id (it raised, and logged a traceback); once the port is
+    free the next call gives the page's link there."""
+    repo, _home = make_repo(tmp_path)
+    people, origin = software_people(tmp_path)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect_memory(
+            str(tmp_path / "s.sqlite3"), answers_from="person", preflights=True, people=people
+        ) as client:
+            with holding_port(origin):
+                taken = await call(client, user_intention=INTENTION, repo_path=str(repo))
+            sid = taken["session_id"]
+            return taken, await call(client, user_intention="", session_id=sid)
+
+    taken, free = anyio.run(main)
+    assert "ANSWERS_NEED_USER" == taken["error"]["code"]
+    assert f"cannot be served on {origin.removeprefix('http://')}" in taken["error"]["message"]
+    assert link_in(free).startswith(f"{origin}/answer/")

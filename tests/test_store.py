@@ -125,6 +125,27 @@ def test_a_create_reclaims_expired_sessions(store: SessionStore, clock: FakeCloc
         store.get("old")
 
 
+@pytest.mark.parametrize("backend", ["memory", "sqlite"], indirect=True)
+def test_creates_reclaim_at_most_once_a_second_of_the_store_clock(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    """SQLite and memory find expired sessions by reading every row, so a create reclaims only
+    when a second has passed since the last one that did; an expired session left meanwhile
+    still reads as expired."""
+    store.create("old", "x", expire_after=60)
+    clock.advance(59.5)
+    store.create("a", "y")  # reclaims: nothing has expired yet
+    clock.advance(0.6)
+    store.create("b", "y")  # 0.6 s after the last reclaim: none
+    with pytest.raises(SessionExpired):
+        store.get("old")
+    store.create("old", "x", expire_after=60)  # the expired read removed it; again
+    clock.advance(60.5)
+    store.create("c", "y")
+    with pytest.raises(SessionNotFound):
+        store.get("old")
+
+
 def test_sqlite_reclaim_leaves_a_corrupt_row_to_be_reported(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -76,9 +76,11 @@ def _wait_until_replaced(driver: WebDriver, old: WebElement) -> None:
 
 
 @contextmanager
-def virtual_authenticator(driver: webdriver.Chrome) -> Iterator[str]:
+def virtual_authenticator(driver: webdriver.Chrome, *, user_verified: bool = True) -> Iterator[str]:
     """A platform authenticator in ``driver`` (Chromium's DevTools WebAuthn domain) that
-    verifies its user without a prompt, making real credentials and signatures; removed after."""
+    verifies its user without a prompt, making real credentials and signatures; removed after.
+    With ``user_verified`` false its user fails (or refuses) verification: every ceremony that
+    requires it ends in the browser's NotAllowedError, as when a person cancels the prompt."""
     from selenium.webdriver.common.virtual_authenticator import (
         Protocol,
         Transport,
@@ -91,7 +93,7 @@ def virtual_authenticator(driver: webdriver.Chrome) -> Iterator[str]:
             transport=Transport.INTERNAL,
             has_resident_key=True,
             has_user_verification=True,
-            is_user_verified=True,
+            is_user_verified=user_verified,
         )
     )
     try:

@@ -241,7 +241,9 @@ class PasskeyRefused(PreflightFsmError):
     Reasons: ``unknown_credential`` (no person in the people file holds it), ``wrong_person``
     (the proof names another person than the file does), ``bad_signature``,
     ``wrong_challenge`` (signed for another session, step or answers), ``wrong_rp_id``,
-    ``wrong_origin``, ``user_not_verified``, ``malformed``.
+    ``wrong_origin``, ``user_not_verified``, ``malformed``; on the answer page also
+    ``counter_not_increased`` (a cloned authenticator's count) and ``counts_unusable`` (the
+    counts file cannot be kept, ``sign_counts.py``).
     """
 
     code: ClassVar[str] = "passkey_refused"

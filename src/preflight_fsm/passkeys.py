@@ -8,7 +8,8 @@ extra); this module decides what is signed and what counts.
 integration computes it with the ``preflights`` extra alone); this module re-exports it.
 
 Offline verification has no memory of signature counters, so a cloned authenticator is not
-detected here (the answer page can keep counters; docs/contract.md says what a passkey proves).
+detected here (the answer page keeps them, ``sign_counts.py``; docs/contract.md says what a
+passkey proves).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "assertion_options",
     "proof_of",
     "registration_options",
+    "sign_count",
     "signing_challenge",
     "step_challenge",
     "verify_assertion",
@@ -255,6 +257,15 @@ def verify_assertion(
             f"{person.name!r} ({exc}): the record or the people file changed after signing",
         ) from None
     return person.name
+
+
+def sign_count(proof: PasskeyProof) -> int:
+    """The signature counter the authenticator reported in ``proof`` (0: it keeps none);
+    PasskeyRefused ``malformed`` when its authenticator data cannot be read."""
+    try:
+        return parse_authenticator_data(base64url_to_bytes(proof.authenticator_data)).sign_count
+    except Exception as exc:  # py_webauthn raises its own and the decoders' errors
+        raise PasskeyRefused("malformed", f"the assertion cannot be read ({exc})") from None
 
 
 def _short(text: str) -> str:

@@ -23,7 +23,7 @@ import re
 import stat
 import tempfile
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -33,7 +33,14 @@ from preflight_fsm.errors import InvalidPeopleFile
 from preflight_fsm.principal import principal_problem
 from preflight_fsm.proof import PROOF_LIMITS
 
-__all__ = ["DEFAULT_PEOPLE_FILE", "MAX_PEOPLE_FILE_BYTES", "People", "Person", "add_person"]
+__all__ = [
+    "DEFAULT_PEOPLE_FILE",
+    "MAX_PEOPLE_FILE_BYTES",
+    "People",
+    "Person",
+    "add_person",
+    "copy_people",
+]
 
 DEFAULT_PEOPLE_FILE: Final = Path(".preflight-fsm") / "people.toml"
 """Where the people file is read from, relative to the repository, unless ``--people`` says."""
@@ -102,11 +109,16 @@ class Person:
 
 
 class People:
-    """The people file's entries, by name and by credential id."""
+    """The people file's entries, by name and by credential id; ``path``, the file they were
+    read from (None for people made in memory), is where the answer page keeps their passkeys'
+    signature counters beside them (``sign_counts.py``)."""
 
-    def __init__(self, persons: tuple[Person, ...] = (), source: str = "<people>") -> None:
+    def __init__(
+        self, persons: tuple[Person, ...] = (), source: str = "<people>", path: Path | None = None
+    ) -> None:
         self.persons = persons
         self.source = source
+        self.path = path
         self._by_credential: dict[str, Person] = {}
         self._by_name: dict[str, Person] = {}
         for i, person in enumerate(persons):
@@ -159,7 +171,9 @@ class People:
             raise InvalidPeopleFile(f"{path} {exc.problem}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidPeopleFile(f"cannot read the people file {path}: {exc}") from None
-        return cls.from_text(text, str(path))
+        people = cls.from_text(text, str(path))
+        people.path = path
+        return people
 
     @classmethod
     def from_text(cls, text: str, source: str = "<people>") -> People:
@@ -203,12 +217,50 @@ def add_person(path: str | Path, person: Person) -> People:
     """Add ``person`` to the people file at ``path`` (created with its folder if missing),
     keeping every other entry and comment as written; InvalidPeopleFile for a bad entry or a
     name or credential already listed. Returns the people the file now lists."""
+    return _append(Path(path), (person,))
+
+
+def copy_people(source: People, names: Sequence[str], path: str | Path) -> tuple[Person, ...]:
+    """Copy the entries ``source`` lists for ``names`` into the people file at ``path`` (created
+    if missing), as ``people add --from`` does; the entries it added (one already there as is
+    is not added again). All or nothing: InvalidPeopleFile naming the first name that
+    ``source`` does not list, or that ``path`` lists with another entry, or whose credential
+    ``path`` lists for someone else. A listed key is never replaced: that is a reviewed edit."""
     path = Path(path)
+    target = People.load(path) if path.exists() else People((), str(path), path)
+    added: list[Person] = []
+    for name in dict.fromkeys(names):  # a name given twice is copied once
+        person = source.by_name(name)
+        if person is None:
+            listed = ", ".join(repr(p.name) for p in source) or "nobody"
+            raise InvalidPeopleFile(
+                f"{source.source} does not list {name!r} (it lists {listed}); enroll them first"
+            )
+        present = target.by_name(name) or target.by_credential(person.credential_id)
+        if present == person:
+            continue
+        if present is not None:
+            raise InvalidPeopleFile(
+                f"{path} already lists {present.name!r} with another entry than "
+                f"{source.source}'s {name!r} (another credential, key, relying party or "
+                "origins); nothing was copied. A listed key is never replaced: remove the old "
+                "entry in a reviewed commit first if the person enrolled a new passkey"
+            )
+        added.append(person)
+    if added:
+        _append(path, tuple(added))
+    return tuple(added)
+
+
+def _append(path: Path, persons: tuple[Person, ...]) -> People:
+    """Append ``persons`` to the file at ``path``, all or none: what the file now lists."""
     text = ""
     if path.exists():
         text = read_bounded(path, MAX_PEOPLE_FILE_BYTES).decode("utf-8") if path.is_file() else ""
         People.load(path)  # refuses a file that is already broken, before adding to it
-    updated = (text.rstrip("\n") + "\n\n" if text.strip() else _HEADER) + person.as_toml()
+    updated = (text.rstrip("\n") + "\n\n" if text.strip() else _HEADER) + "\n".join(
+        person.as_toml() for person in persons
+    )
     people = People.from_text(updated, str(path))  # refuses duplicates and a bad entry
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written whole to a temporary file, then renamed: a reader never sees half an entry.
@@ -220,6 +272,7 @@ def add_person(path: str | Path, person: Person) -> People:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    people.path = path
     return people
 
 

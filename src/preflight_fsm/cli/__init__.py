@@ -54,7 +54,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "setup": ("setup", "Print the MCP configuration of Claude Code, Cursor and VS Code."),
     "pf": ("pf", "Run Preflights' own command line (pf) with preflight-fsm as its engine."),
     "tokens": ("tokens", "Create a bearer token for a team server (mcp --tokens FILE)."),
-    "people": ("people", "Enroll a person's passkey in the people file (a one-time link)."),
+    "people": ("people", "Enroll, copy (add --from) or list the passkeys of the people file."),
     "flow": ("flow_file", "Print the default flow as a TOML file to start your own from."),
     "verify": ("verify", "Check decision files offline: replayed, signed, under a policy."),
 }

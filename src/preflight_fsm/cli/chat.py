@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO
 import typer
 
 from preflight_fsm.cli import app
+from preflight_fsm.cli.passkey_option import PASSKEY_HELP, PEOPLE_HELP
 from preflight_fsm.cli.render import render_feedback, render_outcome, render_turn
 from preflight_fsm.cli.replies import ChoiceOutOfRange, RefusedReply, Reply, parse_reply
 from preflight_fsm.cli.report import EXIT_INTERRUPTED, EXIT_USAGE, reported
@@ -290,8 +291,7 @@ def chat(
         bool,
         typer.Option(
             "--passkey",
-            help="With --web: confirm every turn with your enrolled passkey, recorded "
-            "user_passkey (the --answers-from person level; docs/web.md).",
+            help=PASSKEY_HELP,
         ),
     ] = False,
     people_file: Annotated[
@@ -299,7 +299,7 @@ def chat(
         typer.Option(
             "--people",
             metavar="FILE",
-            help="With --passkey: the people file. Default: .preflight-fsm/people.toml.",
+            help=PEOPLE_HELP,
             show_default=False,
         ),
     ] = None,
@@ -310,16 +310,18 @@ def chat(
     if (intention is None) == (session is None):
         raise usage_error("give an INTENTION, or --session SESSION_ID to resume one")
     if passkey and not web:
-        raise usage_error("--passkey confirms answers on the page: add --web")
+        from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
+
+        raise usage_error(PASSKEY_NEEDS_WEB)
     if web:
-        signers = None
+        people = None
         if passkey:
-            from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
+            from preflight_fsm.cli.passkey_option import signers
 
             with reported():
-                signers = People.load(people_file or DEFAULT_PEOPLE_FILE)
+                people = signers(people_file)
         raise typer.Exit(
-            _chat_on_page(intention, session, store, flow, seal_key_file, link_ttl, signers)
+            _chat_on_page(intention, session, store, flow, seal_key_file, link_ttl, people)
         )
     if intention is not None:
         from preflight_fsm.flow import load_flow

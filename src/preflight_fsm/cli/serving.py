@@ -350,7 +350,7 @@ def answer_page(
             page.rp_id = http_rp_id(page.people, public_url, enrolling)
         return PageRounds(page), None
     listener = PageListener(page, port=0 if people is None else enrolled_port(people))
-    return PageRounds(page, listener.start), listener
+    return PageRounds(page, listener), listener
 
 
 def http_rp_id(people: People, public_url: str | None, enrolling: bool) -> str:
@@ -393,7 +393,7 @@ def people_for(policy: str, people_file: Path | None, enrolling: bool = False) -
         return None
     path = people_file or DEFAULT_PEOPLE_FILE
     if enrolling and not path.exists():
-        return People((), str(path))
+        return People((), str(path), path)
     people = People.load(path)
     if len(people) == 0 and not enrolling:
         raise InvalidPeopleFile(

@@ -19,7 +19,6 @@ form reaches them. How the link reaches the person:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 import anyio.to_thread
@@ -31,13 +30,22 @@ from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.elicitation import ANSWER_KEY
 from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE, SIGNED, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
-from preflight_fsm.web import AnswerPage
+from preflight_fsm.web import AnswerPage, PageListener
 
 __all__ = ["PageRounds", "can_open_urls"]
 
 PAGE_MESSAGE: Final = (
     "preflight-fsm needs your decision before code is written: open this page to answer "
     "(the link is for you alone and works once)."
+)
+
+
+PAGE_PORT_TAKEN: Final = (
+    "The person answers on this server's answer page, served on localhost:{port} (under "
+    "--answers-from person the port their passkeys were enrolled on, which no other port can "
+    "replace). Another program holds it (another agent session's preflight-fsm server, say): "
+    "ask the person to end that one, then call require_clarification with session_id "
+    "{session_id!r} and no answers for the page's link."
 )
 
 
@@ -49,17 +57,20 @@ def can_open_urls(ctx: Context[Any]) -> bool:
 
 
 class PageRounds:
-    """A server's rounds on ``page``; ``serve`` makes sure the page is served (the stdio
-    server's loopback listener starts on the first link) and returns nothing."""
+    """A server's rounds on ``page``, served as a route of the HTTP server or by ``listener``
+    (the stdio server's loopback listener, started with the first link)."""
 
-    def __init__(self, page: AnswerPage, serve: Callable[[], object] = lambda: None) -> None:
+    def __init__(self, page: AnswerPage, listener: PageListener | None = None) -> None:
         self.page = page
-        self.serve = serve
+        self.listener = listener
 
     def _link(self, session_id: str) -> str | None:
+        """A link to the session's current turn (None once it has ended); OSError when the
+        listener cannot listen (its port is taken)."""
+        if self.listener is not None:
+            self.listener.start()
         # The principal of a page answer is the authenticated caller that asked for its link
         # (docs/decisions.md D267): the link is a capability handed to that caller's client.
-        self.serve()
         return self.page.link(session_id, current_caller({}).principal)
 
     async def link(self, session_id: str) -> str | None:
@@ -68,7 +79,10 @@ class PageRounds:
 
     async def ask(self, ctx: Context[Any], host: Any, asked: Any, sealer: RoundSealer) -> Any:
         """The round ``asked`` (a ``rounds.Round``) put on the page; what the call returns."""
-        link = await anyio.to_thread.run_sync(self._link, asked.session_id)
+        try:
+            link = await anyio.to_thread.run_sync(self._link, asked.session_id)
+        except OSError as error:
+            return self._unserved(host, asked.session_id, error)
         if link is None:  # it ended meanwhile
             return await self._outcome(host, asked.session_id)
         if not can_open_urls(ctx):
@@ -97,7 +111,10 @@ class PageRounds:
         response = (ctx.input_responses or {}).get(ANSWER_KEY)
         action = getattr(response, "action", None)
         if action != "accept":
-            link = await anyio.to_thread.run_sync(self._link, state.session_id)
+            try:
+                link = await anyio.to_thread.run_sync(self._link, state.session_id)
+            except OSError as error:
+                return self._unserved(host, state.session_id, error)
             return self._declined(host, state.session_id, link)
         return await self._after_page(host, state.session_id, None)
 
@@ -115,6 +132,19 @@ class PageRounds:
     async def _outcome(self, host: Any, session_id: str) -> Any:
         position = await host.reopen_latest(session_id)
         return position
+
+    def _unserved(self, host: Any, session_id: str, error: OSError) -> Any:
+        """The page cannot be served: its loopback port is taken (under ``person`` the port the
+        passkeys were enrolled on, by another server's page, say). Nothing was recorded; the
+        next call tries again."""
+        port = self.listener.port if self.listener is not None else 0
+        return host.failure(
+            "answers_need_user",
+            f"the answer page cannot be served on localhost:{port} ({error.strerror or error}): "
+            "another program holds the port; nothing was recorded",
+            session_id,
+            hint=PAGE_PORT_TAKEN.format(port=port, session_id=session_id),
+        )
 
     @staticmethod
     def _declined(host: Any, session_id: str, link: str | None) -> Any:

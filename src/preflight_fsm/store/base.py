@@ -10,7 +10,7 @@ flow's sessions without reading a snapshot (C10). A session whose last write is 
 ``expire_after`` seconds old is expired: reading or writing it raises :class:`SessionExpired` and
 removes it; listing never removes anything; :meth:`SessionStore.reclaim` removes expired sessions
 nobody reads again, a bounded batch at a time (every backend also reclaims on its own: on create,
-or by a TTL).
+at most once a second where that reads every row, or by a TTL).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from preflight_fsm.errors import (
 __all__ = [
     "DEFAULT_EXPIRE_AFTER",
     "RECLAIM_BATCH",
+    "RECLAIM_EVERY",
     "SESSION_ID_PATTERN",
     "Clock",
     "SessionEntry",
@@ -50,6 +51,11 @@ SESSION_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 RECLAIM_BATCH: Final = 100
 """The most expired sessions one :meth:`SessionStore.reclaim` (and one create) removes."""
+
+RECLAIM_EVERY: Final = 1.0
+"""Seconds of the store's clock between two reclaims run by creates (:meth:`SessionStore.
+reclaim_due`): a backend that finds expired sessions by reading every row pays that once a second,
+not once a session (SQLite: 0.1 ms per create at 250 sessions, 2.3 ms at 4,000)."""
 
 _PROBE_ID: Final = "preflight-fsm.health-check"
 """The id :meth:`SessionStore.check` reads by default: no session ever has it."""
@@ -106,6 +112,7 @@ class SessionStore(ABC):
         self.expire_after = checked_expiry(expire_after)
         """The expiry of sessions created without one of their own."""
         self.clock = clock
+        self._next_reclaim = -math.inf
 
     @property
     @abstractmethod
@@ -213,6 +220,15 @@ class SessionStore(ABC):
         default) seconds or more before ``now``."""
         limit = self.expire_after if expire_after is None else expire_after
         return (self.clock() if now is None else now) - updated_at >= limit
+
+    def reclaim_due(self, now: float) -> bool:
+        """Whether a create at ``now`` runs a reclaim: the first create, then one
+        :data:`RECLAIM_EVERY` seconds or more after the last that did (or a clock set back).
+        Call it under the lock the create holds."""
+        if self._next_reclaim - RECLAIM_EVERY <= now < self._next_reclaim:
+            return False
+        self._next_reclaim = now + RECLAIM_EVERY
+        return True
 
     def expiry_for(self, expire_after: float | None) -> float:
         """A new session's expiry: ``expire_after`` checked, or the store's default."""

@@ -61,8 +61,9 @@ class MemoryStore(SessionStore):
         with self._lock:
             if session_id in self._sessions:
                 raise SessionConflict(session_id, None, None)
-            self._reclaim(RECLAIM_BATCH)
             now = self.clock()
+            if self.reclaim_due(now):
+                self._reclaim(RECLAIM_BATCH)
             record = StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
             self._sessions[session_id] = record
             return record

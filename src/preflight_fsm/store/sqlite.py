@@ -298,7 +298,8 @@ class SqliteStore(SessionStore):
             now = self.clock()
             try:
                 with self._write():
-                    db.execute(RECLAIM, (now, RECLAIM_BATCH))
+                    if self.reclaim_due(now):
+                        db.execute(RECLAIM, (now, RECLAIM_BATCH))
                     db.execute(
                         f"INSERT INTO sessions (id, snapshot, {_META}) "
                         "VALUES (?, ?, 1, ?, ?, ?, ?)",

@@ -6,7 +6,8 @@ The link is a capability like the answer page's (``links.py``): 256 random bits,
 expiring, never logged. The page's script (``script.py``, same origin) asks the browser for a
 passkey with user verification required; the server verifies the registration
 (``passkeys.verify_registration``) and adds the person to the people file, keeping its other
-entries. A refused registration writes nothing and leaves the link good for another try.
+entries; the page then shows the entry as written, to commit to the repository's people file
+(D274). A refused registration writes nothing and leaves the link good for another try.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from starlette.routing import Route
 
 from preflight_fsm.errors import InvalidPeopleFile, PasskeyRefused
 from preflight_fsm.passkeys import registration_options, verify_registration
-from preflight_fsm.people import People, Person, add_person
+from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People, Person, add_person
 from preflight_fsm.web.app import SECURITY_HEADERS, asset_routes, read_json
 from preflight_fsm.web.html import document, notice_page
 from preflight_fsm.web.links import DEFAULT_LINK_TTL, ENROLL_PATH, TOKEN_BYTES
@@ -111,8 +112,15 @@ class Enrollment:
         )
         return document("Enroll a passkey", body, script=SCRIPT_PATH)
 
-    def register(self, token: str, posted: Any) -> tuple[int, str]:
-        """Verify the posted registration and write the person; (status, message)."""
+    def register(self, token: str, posted: Any) -> tuple[int, dict[str, str]]:
+        """Verify the posted registration and write the person; (status, the JSON the page
+        shows: its ``message``, and once enrolled the ``entry`` to commit)."""
+        status, message = self._register(token, posted)
+        if self.enrolled is None or status != 200:
+            return status, {"message": message}
+        return status, {"message": message, "entry": self.enrolled.as_toml()}
+
+    def _register(self, token: str, posted: Any) -> tuple[int, str]:
         with self._lock:
             problem = self.problem(token)
             if problem is not None:
@@ -138,8 +146,17 @@ class Enrollment:
             self.enrolled = person
             self._done.set()
             self.on_enrolled(person)
-        done = f"Enrolled {self.name}'s passkey in {self.people_file}. You can close this page."
-        return 200, done
+        if self.people_file == DEFAULT_PEOPLE_FILE:  # the repository's own: commit it
+            then = f"Commit {self.people_file} for review: the commit is the review."
+        else:
+            then = (
+                "For preflight-fsm verify to accept decisions signed with it, the repository's "
+                f"people file ({DEFAULT_PEOPLE_FILE}) must list this entry: commit it there for "
+                f'review (or run: preflight-fsm people add "{self.name}" --from '
+                f"{self.people_file.name}, naming this server's people file)."
+            )
+        enrolled = f"Enrolled {self.name}'s passkey in {self.people_file}."
+        return 200, f"{enrolled} {then} You can close this page."
 
     def _people(self) -> People | None:
         try:
@@ -184,8 +201,8 @@ def enroll_routes(enrollments: Sequence[Enrollment]) -> list[Route]:
         if isinstance(posted, Response):
             return posted
         token = request.path_params["token"]
-        status, message = await anyio.to_thread.run_sync(enrollment.register, token, posted)
-        return JSONResponse({"message": message}, status, headers=SECURITY_HEADERS)
+        status, body = await anyio.to_thread.run_sync(enrollment.register, token, posted)
+        return JSONResponse(body, status, headers=SECURITY_HEADERS)
 
     return [
         Route(ENROLL_PATH + "{token}", show, methods=["GET"]),

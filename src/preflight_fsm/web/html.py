@@ -44,6 +44,8 @@ input[type=text] { width: 100%; box-sizing: border-box; font: inherit; padding: 
 .problem { border: 2px solid #b00020; background: #fdecee; padding: .5rem .75rem; }
 .decision { border: 2px solid #2e7d32; background: #edf7ee; padding: .5rem .75rem; }
 button { font: inherit; padding: .4rem 1rem; margin-right: .5rem; }
+pre { background: #f3f6fa; border: 1px solid #b8c2cc; padding: .5rem .75rem; font-size: .85rem;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
 :focus-visible { outline: 3px solid #4a6fa5; outline-offset: 2px; }
 """
 

@@ -55,8 +55,12 @@ class PageListener:
             assert self.page.base_url is not None
             return self.page.base_url
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError:  # the port is taken: the caller says so; no socket left open
+            sock.close()
+            raise
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             enroll_app(self.page) if isinstance(self.page, Enrollment) else page_app(self.page),

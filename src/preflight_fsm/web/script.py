@@ -82,6 +82,12 @@ SCRIPT: Final = """\
           box.appendChild(next);
           next.focus();
         }
+        if (reply.ok && body.entry) {
+          var entry = document.createElement("pre");
+          entry.id = "passkey-entry";
+          entry.textContent = body.entry;
+          box.appendChild(entry);
+        }
         if (!reply.ok) { button.disabled = false; }
         box.dataset.outcome = reply.ok ? "done" : "refused";
       });

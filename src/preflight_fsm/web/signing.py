@@ -6,7 +6,8 @@ The form is posted as under ``web``; the engine checks the answers without recor
 ``navigator.credentials.get`` over :func:`passkeys.step_challenge` (session id, step number,
 answers, flow fingerprint), the people file's credentials allowed, user verification required.
 Only a verified assertion steps the session, recorded ``user_passkey`` with the proof; a refused
-or cancelled one records nothing and the page says why.
+or cancelled one records nothing and the page says why, and so does one whose signature counter
+does not exceed the last one seen for its credential (a cloned authenticator, ``sign_counts.py``).
 
 The answers waiting for their passkey are kept in memory, bounded like everything a network
 client sends: at most :data:`MAX_PENDING` of them (the oldest dropped first), each for at most a
@@ -25,9 +26,16 @@ from html import escape
 from typing import Any, Final
 
 from preflight_fsm.errors import InvalidAnswers, PasskeyRefused, SessionConflict
-from preflight_fsm.passkeys import assertion_options, proof_of, step_challenge, verify_assertion
+from preflight_fsm.passkeys import (
+    assertion_options,
+    proof_of,
+    sign_count,
+    step_challenge,
+    verify_assertion,
+)
 from preflight_fsm.people import People
 from preflight_fsm.proof import PasskeyProof
+from preflight_fsm.sign_counts import SignCounts
 from preflight_fsm.store import Sessions
 from preflight_fsm.turn import Question
 from preflight_fsm.web.html import CSRF_FIELD, document
@@ -83,6 +91,8 @@ class SignedAnswerPage(AnswerPage):
         self.people = people
         self.rp_id = rp_id
         self.max_pending = max_pending
+        # Beside the people file as first given: it keeps its path when re-read (mcp --enroll).
+        self.counts = SignCounts.beside(people)
         # By the link's hash: when the answers were checked, and the answers.
         self._pending: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -164,9 +174,11 @@ class SignedAnswerPage(AnswerPage):
 
     def _proof(self, credential: Any, challenge: bytes) -> PasskeyProof:
         """The posted ``credential`` as a proof, verified over ``challenge`` with a passkey the
-        people file lists; PasskeyRefused otherwise."""
+        people file lists, its signature counter above the last one seen (a clone's is not:
+        ``sign_counts.py``); PasskeyRefused otherwise."""
         proof = proof_of(credential, self.people)
         verify_assertion(self.people, proof, challenge)
+        self.counts.advance(proof.credential_id, sign_count(proof))
         return proof
 
     def _take(

@@ -16,8 +16,10 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Final
 
+import click
 from preflights import application
 from preflights.adapters.default_config import DefaultConfigLoader
 from preflights.adapters.filesystem import FilesystemAdapter
@@ -46,12 +48,28 @@ from preflight_fsm.integrations.preflights.position import logger
 from preflight_fsm.integrations.preflights.prompts import near_miss_prompts
 from preflight_fsm.integrations.preflights.sessions import FsmFileSessionAdapter
 
-__all__ = ["LLM_OPTIONS", "WEB_OPTION", "PfApplication", "build_pf_app", "run_pf"]
+__all__ = [
+    "LLM_OPTIONS",
+    "PASSKEY_OPTION",
+    "PEOPLE_OPTION",
+    "WEB_OPTION",
+    "PfApplication",
+    "build_pf_app",
+    "run_pf",
+]
 
 LLM_OPTIONS: Final = ("--llm", "--llm-strict", "--llm-provider")
 """pf's options that choose a real LLM: it runs under the guard (``preflight_fsm.llm``)."""
 WEB_OPTION: Final = "--web"
 """pf's option (ours) answering the rounds on the answer page (``page_loop.py``)."""
+WEB_HELP: Final = (
+    "Answer on the answer page in your browser instead of at the prompt: prints a link, served "
+    "on localhost while pf waits (docs/web.md)."
+)
+PASSKEY_OPTION: Final = "--passkey"
+"""pf's option (ours, with ``--web``): each engine round confirmed with the person's passkey."""
+PEOPLE_OPTION: Final = "--people"
+"""pf's option (ours, with ``--passkey``): the people file (default .preflight-fsm/people.toml)."""
 
 
 class PfApplication(FsmPreflightsApp):
@@ -115,7 +133,16 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         _fail("this Preflights cannot run on preflight-fsm: " + "; ".join(problems))
         return int(ExitCode.SYSTEM_ERROR)
     web = WEB_OPTION in args
-    args = [a for a in args if a != WEB_OPTION]
+    try:
+        passkey, people_file, args = _passkey_options([a for a in args if a != WEB_OPTION])
+    except ValueError as exc:
+        _fail(str(exc))
+        return int(ExitCode.USER_ERROR)
+    if passkey and not web:
+        from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
+
+        _fail(PASSKEY_NEEDS_WEB)
+        return int(ExitCode.USER_ERROR)
     try:  # the page runs on the mcp extra's parts (its server, py_webauthn); plain pf does not
         from preflight_fsm.integrations.preflights.page_loop import on_the_page
     except ImportError as exc:
@@ -126,6 +153,16 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
                 f"{WEB_OPTION} needs the answer page ({exc}); install it with: "
                 + install_hint("mcp")
             )
+            return int(ExitCode.USER_ERROR)
+    people = None
+    if passkey:  # checked before pf starts a session: a refused start leaves nothing behind
+        from preflight_fsm.cli.passkey_option import signers
+        from preflight_fsm.errors import InvalidPeopleFile
+
+        try:
+            people = signers(people_file)
+        except InvalidPeopleFile as exc:
+            _fail(str(exc))
             return int(ExitCode.USER_ERROR)
     try:
         options, args = split_llm_options(args)
@@ -143,7 +180,8 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         engine_header(),
         pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
         near_miss_prompts(app.engine_flow.limits.max_answer_chars),
-        on_the_page(app) if web else nullcontext(),
+        on_the_page(app, people=people) if web else nullcontext(),
+        _listed_in_help(pf_app),
     ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
     for stop in app.stops:
@@ -151,6 +189,46 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     if app.user_errors and code == ExitCode.SYSTEM_ERROR:
         code = int(ExitCode.USER_ERROR)  # pf reports every app error as its system error
     return code
+
+
+def _passkey_options(args: list[str]) -> tuple[bool, Path | None, list[str]]:
+    """``--passkey`` and ``--people FILE`` (or ``--people=FILE``) taken out of ``args``: whether
+    it was given, the file, and what is left for pf. ValueError for ``--people`` without FILE."""
+    passkey, people, left = False, None, []
+    given = iter(args)
+    for arg in given:
+        if arg == PASSKEY_OPTION:
+            passkey = True
+        elif arg == PEOPLE_OPTION or arg.startswith(PEOPLE_OPTION + "="):
+            _, equals, value = arg.partition("=")
+            value = value if equals else next(given, "")
+            if not value or value.startswith("-"):
+                raise ValueError(f"{PEOPLE_OPTION} needs the people file: {PEOPLE_OPTION} FILE")
+            people = Path(value)
+        else:
+            left.append(arg)
+    return passkey, people, left
+
+
+@contextmanager
+def _listed_in_help(commands: click.Group) -> Iterator[None]:
+    """Within: the commands that prompt list our options in their ``--help``; pf never parses
+    them (:func:`run_pf` takes them out first)."""
+    from preflight_fsm.cli.passkey_option import PASSKEY_HELP, PEOPLE_HELP
+
+    ours = [
+        click.Option([WEB_OPTION], is_flag=True, expose_value=False, help=WEB_HELP),
+        click.Option([PASSKEY_OPTION], is_flag=True, expose_value=False, help=PASSKEY_HELP),
+        click.Option([PEOPLE_OPTION], metavar="FILE", expose_value=False, help=PEOPLE_HELP),
+    ]
+    prompting = [commands.commands[name] for name in ("start", "answer", "resume")]
+    for command in prompting:
+        command.params.extend(ours)
+    try:
+        yield
+    finally:
+        for command in prompting:
+            command.params[:] = [p for p in command.params if p not in ours]
 
 
 @contextmanager

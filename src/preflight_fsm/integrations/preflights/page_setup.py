@@ -51,6 +51,6 @@ def preflights_page(
         rounds = PageRounds(page)
     else:
         listener = PageListener(page, port=0 if signed is None else enrolled_port(signed[0]))
-        rounds = PageRounds(page, listener.start)
+        rounds = PageRounds(page, listener)
     forms.rounds.page = rounds
     return rounds, page, listener
