@@ -123,7 +123,7 @@ class SignedAnswerPage(AnswerPage):
         while self._pending and next(iter(self._pending.values()))[0] <= oldest:
             self._pending.popitem(last=False)
 
-    def _taken(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
+    def _take_form(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
         """Check the answers (nothing recorded) and ask for the passkey that confirms them."""
         checked = self._checked(token, grant, form)
         if isinstance(checked, PageReply):

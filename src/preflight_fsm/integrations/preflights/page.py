@@ -64,13 +64,13 @@ class PreflightsPage(AnswerPage):
             if asked is None or not self.wait(session_id, asked.version, timeout):
                 return None
 
-    def _shown(self, token: str, grant: Grant, problem: str | None = None) -> PageReply:
+    def _granted_form(self, token: str, grant: Grant, problem: str | None = None) -> PageReply:
         asked = self._round(grant)
         if isinstance(asked, PageReply):
             return asked
         return PageReply(422 if problem else 200, self._page(asked, token, grant, problem))
 
-    def _taken(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
+    def _take_form(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
         """Answer the round with the posted ``form``: the next round, the decision, or the same
         form with the refusal (nothing recorded)."""
         with self._stepping:
