@@ -19,7 +19,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -42,15 +41,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
 
+# The throw-away redis-server lives in the package today and moves under tests/ (another
+# branch); this is the one import of it in the MCP tests.
+import warm_processes
 from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
 from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.people import People
 from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store import Sessions, open_store
-
-# The throw-away redis-server lives in the package today and moves under tests/ (another
-# branch); this is the one import of it in the MCP tests.
 from redis_server import redis_missing, throwaway_redis
 
 __all__ = [
@@ -69,7 +68,7 @@ __all__ = [
     "throwaway_redis",
 ]
 
-PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
+PREFLIGHT_FSM = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 START_TIMEOUT = 30.0
 
 

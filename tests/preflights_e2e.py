@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import warm_processes
 from preflight_fsm import default_flow
 
 OTHER = "Other (specify)"
@@ -29,7 +30,7 @@ DATABASE_MYSQL_AT_PROMPTS = [
     ("acceptance_criteria:", "ok"),
 ]
 """What a person types at pf's prompts for "Improve the checkout flow": Database, then MySQL."""
-PREFLIGHT_FSM = str(Path(sys.executable).parent / "preflight-fsm")
+PREFLIGHT_FSM = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 TIMEOUT = 60
 # A developer's own provider settings must not reach a test's pf.
 PROVIDER_VARIABLE = re.compile(r"^(PREFLIGHTS_|ANTHROPIC_|OPENAI_|OPENROUTER_|PREFLIGHT_FSM_LLM)")

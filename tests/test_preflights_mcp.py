@@ -22,6 +22,7 @@ mcp = pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+import warm_processes  # noqa: E402
 from mcp_servers import connect_memory  # noqa: E402
 from preflights_e2e import (  # noqa: E402
     CASES,
@@ -38,7 +39,7 @@ MAX_ROUNDS = 6  # engine turns (at most 3) plus Preflights' core follow-ups
 
 def server(store: Path) -> StdioServerParameters:
     """How a host starts the server: the installed command, a store of its own."""
-    command = str(Path(sys.executable).with_name("preflight-fsm"))
+    command = warm_processes.program()
     return StdioServerParameters(
         command=command, args=["mcp", "--preflights", "--store", str(store)]
     )

@@ -99,18 +99,17 @@ def test_a_person_enrolls_a_passkey_in_the_browser_and_the_people_file_lists_it(
 
 
 def test_the_page_then_shows_the_entry_written_to_commit_to_the_repository(
-    browser: webdriver.Chrome, enrolling: Enrolling
+    browser: webdriver.Chrome, page: Page
 ) -> None:
     """What the people file now holds for the person, as TOML, and how to bring it into the
     repository's people file (D274)."""
     from selenium.webdriver.common.by import By
 
     with virtual_authenticator(browser):
-        browser.get(enrolling.link)
+        browser.get(page.link)
         said = passkey_outcome(browser)
         shown = browser.find_element(By.ID, "passkey-entry").text
-    enrolling.finish()
-    [ada] = People.load(enrolling.people)
+    [ada] = People.load(page.people)
     assert ada.as_toml().strip() == shown
     assert 'preflight-fsm people add "Ada Lovelace" --from people.toml' in said
 

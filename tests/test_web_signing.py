@@ -93,6 +93,31 @@ def test_a_passkey_not_in_the_people_file_records_nothing_and_the_page_says_why(
     assert () == signing.sessions.load(record.id)[0].snapshot().answered_by
 
 
+def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
+    browser: webdriver.Chrome, signing: Signing
+) -> None:
+    """Chromium's authenticator counts its signatures: a copy of Ada's credential taken before
+    she signed turn 1 (a clone) signs turn 2 with a count already seen; the page says so and
+    records nothing, and the counts file beside the people file holds the last count (D277)."""
+    [copy] = browser.get_credentials()
+    record = signing.sessions.create(ClarificationMachine("Add a thing"))
+    link = signing.page.link(record.id)
+    assert link is not None
+    browser.get(link)
+    assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
+    submit(browser, "#passkey-next")
+    browser.remove_virtual_authenticator()
+    with virtual_authenticator(browser):
+        browser.add_credential(copy)
+        said = _answer_and_sign(browser, "db_type-0")
+    assert "Nothing was recorded: the passkey was refused (counter_not_increased)" in said
+    assert ("user_passkey",) == signing.sessions.load(record.id)[0].snapshot().answered_by
+    counts = signing.page.counts
+    assert counts.path is not None
+    assert counts.last(copy.id.rstrip("=")) > copy.sign_count  # Selenium pads base64url
+    assert counts.path.name == "people.sign-counts.json"
+
+
 def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_passes(
     browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
