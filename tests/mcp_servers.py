@@ -41,8 +41,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
 
-# The throw-away redis-server lives in the package today and moves under tests/ (another
-# branch); this is the one import of it in the MCP tests.
 import warm_processes
 from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
@@ -50,7 +48,7 @@ from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.people import People
 from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store import Sessions, open_store
-from redis_server import redis_missing, throwaway_redis
+from redis_server import redis_missing, throwaway_redis  # the one import of it in the MCP tests
 
 __all__ = [
     "PREFLIGHT_FSM",
@@ -236,16 +234,18 @@ def http_server(
     host: str = "127.0.0.1",
     port: int | None = None,
     env: dict[str, str] | None = None,
+    cold: bool = False,
 ) -> Iterator[HttpServer]:
     """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
-    for the block, with ``env`` added to its environment; stop it afterwards."""
+    for the block, with ``env`` added to its environment; stop it afterwards. ``cold``: in a
+    fresh interpreter, not forked from the warm one (a test that SIGKILLs it: warm_processes)."""
     for _attempt in range(5 if port is None else 1):  # another process may take a free port
         chosen = port or free_port()
         stderr = cwd / f"{name}-{chosen}.stderr"
         with stderr.open("wb") as errors:
             process = subprocess.Popen(
                 [
-                    PREFLIGHT_FSM,
+                    warm_processes.cold(PREFLIGHT_FSM) if cold else PREFLIGHT_FSM,
                     "mcp",
                     "--transport",
                     "http",
