@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import compileall
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -12,6 +14,7 @@ from typing import Any, TextIO
 import pytest
 from hypothesis import HealthCheck, settings
 
+import warm_processes
 from built_package import BuiltPackage, build_once
 
 settings.register_profile(
@@ -49,6 +52,27 @@ def pytest_configure(config: pytest.Config) -> None:
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         package = Path(__file__).resolve().parent.parent / "src" / "preflight_fsm"
         compileall.compile_dir(package, quiet=2)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Write this test process's ``preflight-fsm`` launcher (``warm_processes``) before the test
+    modules, which read its path, are imported."""
+    directory = Path(tempfile.mkdtemp(prefix="pfsm-zygote-"))
+    session.config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+    warm_processes.prepare(directory)
+    session.config.add_cleanup(warm_processes.stop)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the warm interpreter the collected tests' processes fork from, if any test module
+    asked for it (``warm_processes.program``); a run of the engine's tests alone starts none."""
+    if session.items and not _xdist_controller(session.config):
+        warm_processes.start()
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process only hands tests to pytest-xdist's workers (it runs none)."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from typing import Final
 
 import pytest
 
+import warm_processes
+
 TIMEOUT = 30.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
 
 
@@ -22,6 +24,7 @@ class Terminal:
     def __init__(
         self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
     ) -> None:
+        argv = [warm_processes.cold(argv[0]), *argv[1:]]  # a controlling terminal: its own
         pid, fd = pty.fork()
         if pid == 0:  # the child: become the command, or die without running pytest's code
             try:

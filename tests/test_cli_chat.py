@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import warm_processes
 from preflight_fsm import ClarificationMachine, InvalidAnswers, Turn
 from preflight_fsm.cli import app
 from preflight_fsm.cli.chat import (
@@ -383,11 +383,9 @@ def test_run_chat_resumes_a_restored_session() -> None:
 
 @pytest.fixture(scope="module")
 def command() -> str:
-    """The installed console script, next to this interpreter (or else on PATH)."""
-    beside = Path(sys.executable).parent / "preflight-fsm"
-    found = str(beside) if beside.exists() else shutil.which("preflight-fsm")
-    assert found, "the preflight-fsm console script is not installed (pip install -e .)"
-    return found
+    """The command (forked from a warm interpreter, ``warm_processes``; a terminal runs the
+    installed console script itself)."""
+    return warm_processes.program()
 
 
 def _chat(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

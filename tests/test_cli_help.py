@@ -14,15 +14,15 @@ import os
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import warm_processes
 from preflight_fsm.cli.examples import EXAMPLES
 
-COMMAND = str(Path(sys.executable).parent / "preflight-fsm")
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 COMMANDS = (
     "chat",
     "start",

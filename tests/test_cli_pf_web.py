@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import queue
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -23,13 +22,12 @@ pytest.importorskip("preflights")
 from selenium.webdriver.remote.webdriver import WebDriver
 from typer.testing import CliRunner
 
-from person_passkey import Enrolled
+from person_passkey import Enrolled, holding_port, software_people
 from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
-from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
 from test_preflights_web import INTENTION, answer_in_browser
 
@@ -158,17 +156,13 @@ def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_aga
     page cannot be served there; pf says which port, and closes its session so that `pf
     resume` asks again once the port is free (nothing was answered)."""
     repo, home = make_repo(tmp_path)
-    people = tmp_path / "people.toml"
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        person = SoftwareAuthenticator(origin=f"http://localhost:{port}").person("Ada Lovelace")
-        people.write_text(person.as_toml(), encoding="utf-8")
+    people, origin = software_people(tmp_path)
+    with holding_port(origin):
         done = run_pf_in(
-            repo, home, "start", INTENTION, "--web", "--passkey", "--people", str(people)
+            repo, home, "start", INTENTION, "--web", "--passkey", "--people", str(people.source)
         )
-    assert (1, True) == (done.returncode, f"localhost:{port}" in done.stderr), done.stderr
+    said = origin.removeprefix("http://")
+    assert (1, True) == (done.returncode, said in done.stderr), done.stderr
     assert "pf resume --web --passkey" in done.stderr
     assert not (repo / ".preflights" / "current_session.json").exists()
     assert (repo / ".preflights" / "last_intention.txt").exists()

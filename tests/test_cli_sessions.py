@@ -9,7 +9,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import warm_processes
 from preflight_fsm.cli import app
 from preflight_fsm.cli import chat as _chat  # noqa: F401 - register commands
 from preflight_fsm.cli.sessions import (
@@ -35,14 +35,7 @@ from store_backends import flush, free_port, running_redis
 TIMEOUT = 30.0
 
 
-def _command() -> str:
-    beside = Path(sys.executable).parent / "preflight-fsm"
-    found = str(beside) if beside.exists() else shutil.which("preflight-fsm")
-    assert found, "the preflight-fsm command is not installed"
-    return found
-
-
-COMMAND = _command()
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from typer.testing import Result
 
+import warm_processes
 from mcp_servers import PREFLIGHT_FSM, call, connect_http, free_port
 
 TITLES = ("# Claude Code:", "# Cursor:", "# VS Code:")
@@ -156,7 +157,7 @@ def test_an_unknown_client_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_setup_runs_as_python_m_too(tmp_path: Path) -> None:
     """Run as python -m preflight_fsm, the configuration names that interpreter and module."""
-    python = str(Path(PREFLIGHT_FSM).parent / "python")
+    python = str(Path(warm_processes.COLD_PROGRAM).parent / "python")
     done = subprocess.run(
         [python, "-m", "preflight_fsm", "setup", "--client", "cursor"],
         capture_output=True,

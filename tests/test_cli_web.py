@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,12 +14,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from typer.testing import CliRunner
 
+import warm_processes
 from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.cli.report import EXIT_USAGE
 from web_browser import submit
 
-COMMAND = str(Path(sys.executable).with_name("preflight-fsm"))
+COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import preflight_fsm.cli.diagram  # registers the command on `app`
+import warm_processes
 from preflight_fsm.cli import app
 from preflight_fsm.diagrams import flow_graph, render, session_graph, to_dot
 from preflight_fsm.diagrams.generate import example_session
@@ -65,7 +65,7 @@ def test_cli_draws_a_session_from_a_snapshot_file(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    program = str(Path(sys.executable).with_name("preflight-fsm"))
+    program = warm_processes.program()
     return subprocess.run(
         [program, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
     )

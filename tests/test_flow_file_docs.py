@@ -4,14 +4,13 @@ shows runs as shown, through the installed command."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
+import warm_processes
 from preflight_fsm import default_flow, load_flow
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "flows.md"
@@ -58,8 +57,7 @@ def test_the_documented_chat_runs_as_shown(tmp_path: Path) -> None:
             "$ preflight-fsm diagram --flow mobile.toml --format svg --out mobile.svg"
         )
     ]
-    exe = Path(sys.executable).parent / "preflight-fsm"
-    argv = [str(exe) if exe.exists() else str(shutil.which("preflight-fsm"))]
+    argv = [warm_processes.program()]
     argv += ["chat", "--flow", str(_flow_file(tmp_path)), "Ship the Android app"]
     assert command.startswith("preflight-fsm chat --flow mobile.toml")
     done = subprocess.run(

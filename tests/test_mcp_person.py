@@ -1,12 +1,11 @@
 """``mcp --answers-from person``: every turn answered on the answer page and confirmed with the
 person's passkey, in headless Chromium with its virtual authenticator (after a real enrollment),
-with the SDK's own client over stdio and HTTP; the decision then passes
-``verify --require person``."""
+with the SDK's own client over stdio and HTTP (a process each) and in memory; the decision then
+passes ``verify --require person``."""
 
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -15,9 +14,9 @@ import anyio.to_thread
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner, Result
 
 from mcp_servers import (
-    PREFLIGHT_FSM,
     call,
     connect_http,
     connect_memory,
@@ -26,6 +25,7 @@ from mcp_servers import (
 )
 from person_passkey import Enrolled, holding_port, software_people
 from preflight_fsm import ClarificationMachine
+from preflight_fsm.cli import app
 from preflight_fsm.mcp.tokens import add_token
 from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
@@ -49,10 +49,10 @@ def answer_and_sign(browser: WebDriver, link: str) -> None:
     assert "finished" in passkey_outcome(browser)
 
 
-def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PREFLIGHT_FSM, *arguments], capture_output=True, text=True, timeout=60, check=False
-    )
+def _run(*arguments: str) -> Result:
+    """The command line, run in the test's process (no process boundary is tested here: the
+    exit codes themselves are test_verify.py's)."""
+    return CliRunner().invoke(app, list(arguments))
 
 
 def test_over_stdio_the_person_signs_every_turn_and_verify_requires_person_passes(
@@ -79,20 +79,23 @@ def test_over_stdio_the_person_signs_every_turn_and_verify_requires_person_passe
     decision = tmp_path / "decision.md"
     decision.write_text(_run("show", first["session_id"], "--decision", "--store", store).stdout)
     verified = _run("verify", "--require", "person", "--people", str(ada.people), str(decision))
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert 0 == verified.exit_code, verified.output
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_over_stdio_a_client_with_url_elicitation_shows_the_person_the_signing_page(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path, errlog: TextIO, mode: str
+def test_a_client_with_url_elicitation_shows_the_person_the_signing_page(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path, mode: str
 ) -> None:
+    """In memory: the server the stdio command serves (its loopback listener on the port Ada
+    enrolled on), built in the test's process; the stdio process is the test above's."""
     person = Person(browser, answer_and_sign)
+    people = People.load(ada.people)
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
         with anyio.fail_after(120):
-            async with connect_stdio(
-                store, tmp_path, errlog, mode=mode, elicitation=person, extra=ada.options
+            async with connect_memory(
+                store, mode=mode, elicitation=person, answers_from="person", people=people
             ) as client:
                 return await call(client, "require_clarification", user_intention="Add a thing")
 

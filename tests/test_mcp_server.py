@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 from mcp import Client
+from typer.testing import CliRunner
 
 from mcp_servers import (
     PREFLIGHT_FSM,
@@ -33,6 +34,7 @@ from mcp_servers import (
     shared_http_server,
     throwaway_redis,
 )
+from preflight_fsm.cli import app
 from preflight_fsm.mcp import DIAGRAM_URI
 
 Connect = Callable[[], AbstractAsyncContextManager[Client]]
@@ -478,8 +480,11 @@ def test_both_tools_publish_input_and_output_schemas(connect: Connect) -> None:
 # -- the CLI's store -----------------------------------------------------------------------------
 
 
-def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: TextIO) -> None:
-    """Without --store the server uses the CLI's default store in its working directory."""
+def test_a_session_an_agent_started_is_shown_by_the_cli(
+    tmp_path: Path, errlog: TextIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --store the server uses the CLI's default store in its working directory (the
+    server a process started there; ``show`` run in the test's process, in that directory)."""
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -493,14 +498,9 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: 
                 return str(first["session_id"])
 
     session_id = anyio.run(main)
-    shown = subprocess.run(
-        [PREFLIGHT_FSM, "show", session_id, "--json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    monkeypatch.chdir(tmp_path)
+    shown = CliRunner().invoke(app, ["show", session_id, "--json"])
+    assert 0 == shown.exit_code, shown.output
     assert "NeedPrimaryField" == json.loads(shown.stdout)["turn"]["state"]
 
 
@@ -508,6 +508,8 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(tmp_path: Path, errlog: 
 
 
 def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
+    """Steps acknowledged by a server process killed with SIGKILL are all in its store, read
+    afterwards by a fresh server (built as the command builds it, in the test's process)."""
     store = str(tmp_path / "sessions.sqlite3")
 
     async def first_half(url: str) -> str:
@@ -522,19 +524,18 @@ def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
             )
             return sid
 
-    async def second_half(url: str, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connect_http(url) as client:
+    async def second_half(sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect_memory(store) as client:
             view = await call(client, "get_session", session_id=sid)
             done = await call(
                 client, "require_clarification", session_id=sid, answers={"infra_hosting": "Cloud"}
             )
             return view, done
 
-    with http_server(store, tmp_path, "first") as server:
+    with http_server(store, tmp_path, "first", cold=True) as server:
         session_id = anyio.run(first_half, server.url)
         server.kill()
-    with http_server(store, tmp_path, "second") as server:
-        view, done = anyio.run(second_half, server.url, session_id)
+    view, done = anyio.run(second_half, session_id)
     assert (2, "NeedPrimaryField", {"change_category": "Infra"}) == (
         view["version"],
         view["state"],

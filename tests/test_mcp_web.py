@@ -1,5 +1,8 @@
 """``mcp --answers-from web``: every turn answered by the person on the answer page, reached in
-headless Chromium, with the SDK's own client over stdio and HTTP, in both protocol eras."""
+headless Chromium, with the SDK's own client over stdio and HTTP (a process each: the loopback
+listener of the stdio process, the route of the HTTP one) and in memory (the server the stdio
+command serves, its loopback listener included, built in the test's process), in both protocol
+eras."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from mcp.client.session import ClientRequestContext
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import call, connect_http, connect_stdio, http_server
+from mcp_servers import call, connect_http, connect_memory, connect_stdio, http_server
 from web_browser import submit
 
 WEB = ("--answers-from", "web")
@@ -92,15 +95,15 @@ def test_a_client_without_url_elicitation_gets_the_link_and_later_the_outcome(
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_a_client_with_url_elicitation_shows_the_person_the_page(
-    browser: WebDriver, tmp_path: Path, errlog: TextIO, mode: str
+    browser: WebDriver, tmp_path: Path, mode: str
 ) -> None:
     person = Person(browser)
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
         with anyio.fail_after(120):
-            async with connect_stdio(
-                store, tmp_path, errlog, mode=mode, elicitation=person, extra=WEB
+            async with connect_memory(
+                store, mode=mode, elicitation=person, answers_from="web"
             ) as client:
                 return await call(client, "require_clarification", user_intention="Add a thing")
 
@@ -109,10 +112,10 @@ def test_a_client_with_url_elicitation_shows_the_person_the_page(
     assert ("MySQL", "user_web") == type_of(outcome)
 
 
-def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path, errlog: TextIO) -> None:
+def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path) -> None:
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
-        async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
+        async with connect_memory(store, answers_from="web") as client:
             return await call(
                 client,
                 "require_clarification",

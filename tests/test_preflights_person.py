@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,11 @@ import anyio
 import anyio.to_thread
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
-from mcp_servers import PREFLIGHT_FSM, connect_memory
+from mcp_servers import connect_memory
 from person_passkey import Enrolled, holding_port, software_people
+from preflight_fsm.cli import app
 from preflight_fsm.people import People
 from preflight_fsm.web.html import CSRF_FIELD
 from preflight_fsm.web.signing import SIGN_SUFFIX
@@ -72,14 +73,10 @@ def test_the_person_signs_every_engine_step_and_the_adr_passes_verify_require_pe
     assert "Decision documented" in shown
     adr = tmp_path / "adr.md"
     adr.write_text(adr_of(then, repo), encoding="utf-8")
-    verified = subprocess.run(
-        [PREFLIGHT_FSM, "verify", "--require", "person", "--people", str(ada.people), str(adr)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    verified = CliRunner().invoke(
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
     )
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert 0 == verified.exit_code, verified.output
     assert "Ada Lovelace" in verified.stdout
 
 

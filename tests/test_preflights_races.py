@@ -13,7 +13,6 @@ answer is in the stored session afterwards. A provider that stalls to the deadli
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -33,6 +32,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from mcp import Client  # noqa: E402
 
+import warm_processes  # noqa: E402
 from llm_server import LLMServer, Reply  # noqa: E402
 from mcp_servers import connect_http, http_server  # noqa: E402
 from preflight_fsm.flow import default_flow  # noqa: E402
@@ -117,7 +117,7 @@ def served(
                 yield Served(client, provider, store, repo, portal)
             return
         parameters = mcp.StdioServerParameters(
-            command=str(Path(sys.executable).with_name("preflight-fsm")),
+            command=warm_processes.program(),
             args=["mcp", "--preflights", "--store", store],
             env={**os.environ, **environment},
         )

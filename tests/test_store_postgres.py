@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import warm_processes
 from postgres_server import PASSWORD, empty
 from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.store import open_store, shown_location
@@ -28,9 +27,7 @@ def _wrong_password(url: str) -> str:
 
 def _preflight_fsm(cwd: Path, *args: str) -> dict[str, Any]:
     """The command in a process of its own, its --json output."""
-    beside = Path(sys.executable).parent / "preflight-fsm"
-    command = str(beside) if beside.exists() else shutil.which("preflight-fsm")
-    assert command, "the preflight-fsm command is not installed"
+    command = warm_processes.program()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFLIGHT_FSM_")}
     done = subprocess.run(
         [command, *args, "--json"],

@@ -1,5 +1,9 @@
 """``preflight-fsm people enroll``: a one-time link whose page registers a passkey in a real
-browser (headless Chromium, its virtual authenticator) and writes it to the people file."""
+browser (headless Chromium, its virtual authenticator) and writes it to the people file.
+
+The command runs as a process where its link, its exit and its output are tested; what a network
+client can send to the page is tested on the page the command serves, in the test's process
+(``page``)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from selenium import webdriver
 
 from mcp_servers import PREFLIGHT_FSM, free_port
 from preflight_fsm.people import People
+from preflight_fsm.web import PageListener
+from preflight_fsm.web.enroll import Enrollment
 from web_browser import passkey_outcome, virtual_authenticator
 from web_pages import fetch
 
@@ -59,6 +65,21 @@ def enrolling(tmp_path: Path) -> Iterator[Enrolling]:
                 stream.close()
 
 
+@dataclass
+class Page:
+    link: str
+    people: Path
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Page]:
+    """The enrollment page `people enroll` serves, on a free loopback port of this process."""
+    people = tmp_path / "people.toml"
+    enrollment = Enrollment("Ada Lovelace", people)
+    with PageListener(enrollment, port=free_port()):
+        yield Page(enrollment.link, people)
+
+
 def test_a_person_enrolls_a_passkey_in_the_browser_and_the_people_file_lists_it(
     browser: webdriver.Chrome, enrolling: Enrolling
 ) -> None:
@@ -78,18 +99,17 @@ def test_a_person_enrolls_a_passkey_in_the_browser_and_the_people_file_lists_it(
 
 
 def test_the_page_then_shows_the_entry_written_to_commit_to_the_repository(
-    browser: webdriver.Chrome, enrolling: Enrolling
+    browser: webdriver.Chrome, page: Page
 ) -> None:
     """What the people file now holds for the person, as TOML, and how to bring it into the
     repository's people file (D274)."""
     from selenium.webdriver.common.by import By
 
     with virtual_authenticator(browser):
-        browser.get(enrolling.link)
+        browser.get(page.link)
         said = passkey_outcome(browser)
         shown = browser.find_element(By.ID, "passkey-entry").text
-    enrolling.finish()
-    [ada] = People.load(enrolling.people)
+    [ada] = People.load(page.people)
     assert ada.as_toml().strip() == shown
     assert 'preflight-fsm people add "Ada Lovelace" --from people.toml' in said
 
@@ -120,25 +140,25 @@ def test_the_enrollment_link_is_good_once_the_command_stops_serving_it(
         fetch(enrolling.link)
 
 
-def test_a_tampered_enrollment_link_grants_nothing(enrolling: Enrolling) -> None:
-    page = fetch(enrolling.link[:-4] + "AAAA")
-    assert 410 == page.status
-    assert "This link is not valid" in page.text
+def test_a_tampered_enrollment_link_grants_nothing(page: Page) -> None:
+    shown = fetch(page.link[:-4] + "AAAA")
+    assert 410 == shown.status
+    assert "This link is not valid" in shown.text
 
 
-def test_a_registration_posted_from_another_origin_writes_nothing(enrolling: Enrolling) -> None:
+def test_a_registration_posted_from_another_origin_writes_nothing(page: Page) -> None:
     posted = fetch(
-        enrolling.link,
+        page.link,
         origin="http://evil.example",
         headers={"Content-Type": "application/json"},
         body=b'{"csrf_token": "x", "credential": {}}',
     )
     assert 403 == posted.status
-    assert not enrolling.people.exists()
+    assert not page.people.exists()
 
 
-def test_the_enrollment_page_runs_only_its_own_script(enrolling: Enrolling) -> None:
-    page = fetch(enrolling.link)
-    assert "script-src 'self'" in page.headers["content-security-policy"]
-    assert '<script src="/answer-assets/passkey.js" defer></script>' in page.text
-    assert "<script>" not in page.text
+def test_the_enrollment_page_runs_only_its_own_script(page: Page) -> None:
+    shown = fetch(page.link)
+    assert "script-src 'self'" in shown.headers["content-security-policy"]
+    assert '<script src="/answer-assets/passkey.js" defer></script>' in shown.text
+    assert "<script>" not in shown.text

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from typer.testing import CliRunner, Result
 
 from mcp_servers import PREFLIGHT_FSM, free_port
 from preflight_fsm import ClarificationMachine
+from preflight_fsm.cli import app
 from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
@@ -91,6 +93,31 @@ def test_a_passkey_not_in_the_people_file_records_nothing_and_the_page_says_why(
     assert () == signing.sessions.load(record.id)[0].snapshot().answered_by
 
 
+def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
+    browser: webdriver.Chrome, signing: Signing
+) -> None:
+    """Chromium's authenticator counts its signatures: a copy of Ada's credential taken before
+    she signed turn 1 (a clone) signs turn 2 with a count already seen; the page says so and
+    records nothing, and the counts file beside the people file holds the last count (D277)."""
+    [copy] = browser.get_credentials()
+    record = signing.sessions.create(ClarificationMachine("Add a thing"))
+    link = signing.page.link(record.id)
+    assert link is not None
+    browser.get(link)
+    assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
+    submit(browser, "#passkey-next")
+    browser.remove_virtual_authenticator()
+    with virtual_authenticator(browser):
+        browser.add_credential(copy)
+        said = _answer_and_sign(browser, "db_type-0")
+    assert "Nothing was recorded: the passkey was refused (counter_not_increased)" in said
+    assert ("user_passkey",) == signing.sessions.load(record.id)[0].snapshot().answered_by
+    counts = signing.page.counts
+    assert counts.path is not None
+    assert counts.last(copy.id.rstrip("=")) > copy.sign_count  # Selenium pads base64url
+    assert counts.path.name == "people.sign-counts.json"
+
+
 def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_passes(
     browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
@@ -102,6 +129,7 @@ def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_pas
             browser.get(enrollment.link)
             assert "Enrolled" in passkey_outcome(browser)
         started = _run("start", "Add a thing", "--store", store)
+        assert 0 == started.exit_code, started.output
         session_id = started.stdout.split()[1]
         chat = subprocess.Popen(
             [
@@ -130,13 +158,12 @@ def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_pas
     decision = tmp_path / "decision.md"
     decision.write_text(_run("show", session_id, "--decision", "--store", store).stdout)
     verified = _run("verify", "--require", "person", "--people", str(people), str(decision))
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    assert 0 == verified.exit_code, verified.output
 
 
-def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PREFLIGHT_FSM, *arguments], capture_output=True, text=True, timeout=60, check=False
-    )
+def _run(*arguments: str) -> Result:
+    """The command line in the test's process: `chat` is the process this test starts."""
+    return CliRunner().invoke(app, list(arguments))
 
 
 # -- on the server, without a browser: what a network client can send -------------------------

@@ -124,7 +124,10 @@ class AnswerRules:
 
     def _is_placeholder(self, text: str, key: str) -> bool:
         """True for a placeholder (C5), or a look-alike of one in other letters (Greek "TBA")."""
-        return key in self.placeholders or _text.confusable_with(text, self.placeholder_skeletons)
+        # ASCII text is tested here, not only in confusable_with: a call saved per answer.
+        return key in self.placeholders or (
+            not text.isascii() and _text.confusable_with(text, self.placeholder_skeletons)
+        )
 
     def check_intention(self, intention: object) -> str:
         """The cleaned intention, or InvalidIntention saying what to send instead (C5)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from preflight_fsm.answered_by import SIGNED, SOURCES, AnsweredBy, check_provenance
 from preflight_fsm.answers import AnswerRules
@@ -40,21 +40,6 @@ from preflight_fsm.turn import Question, Turn
 __all__ = ["Engine", "engine_for"]
 
 _UNSIGNED = SOURCES - {SIGNED}  # the sources a step takes without a proof: one set lookup
-
-# (), (None,), (None, None), ...: the principals and proofs of unauthenticated, unsigned steps,
-# shared by every session (a live session holds no tuple of its own for them).
-_NONES: tuple[tuple[None, ...], ...] = tuple((None,) * n for n in range(65))
-
-_T = TypeVar("_T")
-
-
-def _appended(held: tuple[_T | None, ...], value: _T | None) -> tuple[_T | None, ...]:
-    """``held`` with ``value`` added, shared from _NONES while every entry is None."""
-    if value is None:
-        n = len(held)
-        if n + 1 < len(_NONES) and held is _NONES[n]:
-            return _NONES[n + 1]
-    return (*held, value)
 
 
 class _Recorder:
@@ -167,7 +152,8 @@ class Engine:
     def begin(self, intention: object, owner: str | None = None) -> Session:
         """A new session started by ``owner`` (a principal, None: unauthenticated): the
         intention and the owner checked (C5), the shortcut tried (C4), turn 1 opened."""
-        s = Session(self, self.rules.check_intention(intention), check_principal(owner, "owner"))
+        intention = self.rules.check_intention(intention)
+        s = Session(self, intention, None if owner is None else check_principal(owner, "owner"))
         if self._start is not None:
             self._start.trigger(s, s)
         self._open_turn(s)
@@ -184,12 +170,8 @@ class Engine:
         """The session after one step, its answers supplied by ``answered_by`` through
         ``principal`` with ``proof`` (recorded inputs, C9); ``s`` itself is never changed (C5:
         errors change nothing)."""
-        if (
-            principal is not None
-            or proof is not None
-            or type(answered_by) is not str
-            or answered_by not in _UNSIGNED
-        ):
+        provenance = principal is not None or proof is not None
+        if provenance or type(answered_by) is not str or answered_by not in _UNSIGNED:
             check_provenance(answered_by, principal, proof)  # InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
             how = "with a decision" if s.position.state == DONE else "without a decision"
@@ -204,8 +186,9 @@ class Engine:
         work.declined = declined
         work.steps.append(given)
         work.answered_by.append(answered_by)
-        work.principals = _appended(work.principals, principal)
-        work.proofs = _appended(work.proofs, proof)
+        if provenance or s.provenance:  # else () stands for every step's (None, None)
+            held = s.provenance or ((None, None),) * len(s.steps)
+            work.provenance = (*held, (principal, proof))
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.

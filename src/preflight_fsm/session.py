@@ -39,8 +39,7 @@ class Session:
         "named_category",
         "owner",
         "position",
-        "principals",
-        "proofs",
+        "provenance",
         "steps",
         "trace",
         "turn",
@@ -59,14 +58,27 @@ class Session:
         self.asked: list[str] = []
         self.trace: list[TraceEntry] = []
         self.steps: list[StepInput] = []
-        # Who supplied each step's answers, in order: the channel, the authenticated caller
-        # (None: unauthenticated) and, for a user_passkey step, the passkey proof.
+        # Who supplied each step's answers, in order: the channel; and the authenticated
+        # caller (None: unauthenticated) with, for a user_passkey step, the passkey proof, one
+        # pair per step, or () while every step was unauthenticated and unsigned: most sessions
+        # hold nothing for what they never record, and a step pays one test (engine.py).
         self.answered_by: list[AnsweredBy] = []
-        # Tuples shared while all None (engine.py): nothing per session for what most never
-        # record.
-        self.principals: tuple[str | None, ...] = ()
-        self.proofs: tuple[PasskeyProof | None, ...] = ()
+        self.provenance: tuple[tuple[str | None, PasskeyProof | None], ...] = ()
         self.declined = False  # the pending question was answered blank in this step
+
+    @property
+    def principals(self) -> tuple[str | None, ...]:
+        """The authenticated caller of each step, in order (None: unauthenticated)."""
+        if not self.provenance:
+            return (None,) * len(self.steps)
+        return tuple(principal for principal, _ in self.provenance)
+
+    @property
+    def proofs(self) -> tuple[PasskeyProof | None, ...]:
+        """The passkey proof of each step, in order (a user_passkey step's; else None)."""
+        if not self.provenance:
+            return (None,) * len(self.steps)
+        return tuple(proof for _, proof in self.provenance)
 
     @property
     def state(self) -> StateName:
@@ -96,7 +108,6 @@ class Session:
         copy.trace = list(self.trace)
         copy.steps = list(self.steps)
         copy.answered_by = list(self.answered_by)
-        copy.principals = self.principals
-        copy.proofs = self.proofs
+        copy.provenance = self.provenance
         copy.declined = False
         return copy

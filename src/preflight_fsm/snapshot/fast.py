@@ -87,7 +87,7 @@ def restored_json(
         and type(principals) is list
         and len(principals) == len(steps)
         and (
-            principals.count(None) == len(principals)  # unauthenticated: the common case
+            (unauthenticated := principals.count(None) == len(principals))  # the common case
             or all(p is None or (type(p) is str and len(p) <= MAX_PRINCIPAL) for p in principals)
         )
         and type(proofs) is list
@@ -124,18 +124,23 @@ def restored_json(
         return None
     try:
         # A proof is a model of its own (its parts' limits, the person's name): the same
-        # validation the full path gives it.
-        passkey_proofs = (
-            proofs
-            if proofs.count(None) == len(proofs)
-            else [None if p is None else PasskeyProof.model_validate(p) for p in proofs]
-        )
+        # validation the full path gives it. All null (the common case): none to replay.
         s = replay(
-            engine_for(flow), intention, steps, answered_by, principals, passkey_proofs, owner
+            engine_for(flow),
+            intention,
+            steps,
+            answered_by,
+            None if unauthenticated else principals,
+            None if proofs.count(None) == len(proofs) else [_proof(p) for p in proofs],
+            owner,
         )
     except (InvalidSnapshot, ValidationError):
         return None
     return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
+
+
+def _proof(value: object) -> PasskeyProof | None:
+    return None if value is None else PasskeyProof.model_validate(value)
 
 
 def _fit(texts: Collection[str]) -> bool:

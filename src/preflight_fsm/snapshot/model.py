@@ -135,6 +135,7 @@ def canonical(content: Mapping[str, Any]) -> bytes:
     each step's answers need their keys sorted here (one answer is in order as it stands), and a
     proof given as a dict (a :class:`PasskeyProof` dumps its fields in sorted order); a new
     signed field holding an object must be sorted too."""
+    proofs = content["proofs"]
     return pydantic_core.to_json(
         {
             "answered_by": content["answered_by"],
@@ -142,7 +143,7 @@ def canonical(content: Mapping[str, Any]) -> bytes:
             "intention": content["intention"],
             "owner": content["owner"],
             "principals": content["principals"],
-            "proofs": _sorted_proofs(content["proofs"]),
+            "proofs": proofs if proofs.count(None) == len(proofs) else _sorted_proofs(proofs),
             "schema_version": content["schema_version"],
             "steps": [
                 step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]
@@ -152,10 +153,8 @@ def canonical(content: Mapping[str, Any]) -> bytes:
 
 
 def _sorted_proofs(proofs: Sequence[Any]) -> Sequence[Any]:
-    """Each proof given as a dict with its keys sorted; unsigned steps (all None, the common
-    case) as they are."""
-    if proofs.count(None) == len(proofs):
-        return proofs
+    """Each proof given as a dict with its keys sorted (unsigned steps, all None, the common
+    case, skip this call)."""
     return [dict(sorted(p.items())) if type(p) is dict else p for p in proofs]
 
 

@@ -27,20 +27,11 @@ def replay(
     """A new session on ``engine``, started by ``owner``, stepped through ``steps``, each
     supplied by its ``answered_by``, ``principals`` and ``proofs`` (None: none for any step);
     InvalidSnapshot names what fails."""
-    unsigned = [None] * len(steps)
-    principals = unsigned if principals is None else principals
-    proofs = unsigned if proofs is None else proofs
-    for name, held in (
-        ("answered_by", answered_by),
-        ("principals", principals),
-        ("proofs", proofs),
-    ):
-        if len(held) != len(steps):
-            raise InvalidSnapshot(
-                name, f"holds {len(held)} entries for {len(steps)} steps; it needs one per step"
-            )
-    if owner is not None or principals.count(None) != len(principals):
-        _check_principals(owner, principals)
+    _check_count("answered_by", answered_by, len(steps))
+    # Unauthenticated and unsigned (most sessions): nothing more to check, nothing to pass on.
+    provenance = None
+    if principals is not None or proofs is not None or owner is not None:
+        provenance = _provenance(len(steps), principals, proofs, owner)
     try:
         s = engine.begin(intention, owner)
     except InvalidIntention as exc:
@@ -51,10 +42,39 @@ def replay(
         )
     for i, given in enumerate(steps):
         try:
-            s = engine.step(s, given, answered_by[i], principals[i], proofs[i])
+            if provenance is None:
+                s = engine.step(s, given, answered_by[i])
+            else:
+                s = engine.step(s, given, answered_by[i], *provenance[i])
         except (InvalidAnswers, SessionFinished) as exc:
             raise InvalidSnapshot(f"steps.{i}", f"is refused on replay: {exc}") from None
     return s
+
+
+def _provenance(
+    count: int,
+    principals: Sequence[str | None] | None,
+    proofs: Sequence[PasskeyProof | None] | None,
+    owner: str | None,
+) -> list[tuple[str | None, PasskeyProof | None]]:
+    """Each of ``count`` steps' principal and proof (``principals``, ``proofs``: one per step,
+    None: none for any step), every principal and the owner clean text; else InvalidSnapshot
+    naming the field."""
+    unsigned = [None] * count
+    principals = unsigned if principals is None else principals
+    proofs = unsigned if proofs is None else proofs
+    _check_count("principals", principals, count)
+    _check_count("proofs", proofs, count)
+    if owner is not None or principals.count(None) != count:
+        _check_principals(owner, principals)
+    return list(zip(principals, proofs, strict=True))
+
+
+def _check_count(name: str, held: Sequence[object], count: int) -> None:
+    if len(held) != count:
+        raise InvalidSnapshot(
+            name, f"holds {len(held)} entries for {count} steps; it needs one per step"
+        )
 
 
 def _check_principals(owner: str | None, principals: Sequence[str | None]) -> None:

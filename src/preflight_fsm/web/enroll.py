@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from preflight_fsm.errors import InvalidPeopleFile, PasskeyRefused
 from preflight_fsm.passkeys import registration_options, verify_registration
-from preflight_fsm.people import People, Person, add_person
+from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People, Person, add_person
 from preflight_fsm.web.app import SECURITY_HEADERS, asset_routes, read_json
 from preflight_fsm.web.html import document, notice_page
 from preflight_fsm.web.links import DEFAULT_LINK_TTL, ENROLL_PATH, TOKEN_BYTES
@@ -146,13 +146,17 @@ class Enrollment:
             self.enrolled = person
             self._done.set()
             self.on_enrolled(person)
-        return 200, (
-            f"Enrolled {self.name}'s passkey in {self.people_file}. For preflight-fsm verify "
-            "to accept decisions signed with it, the repository's people file "
-            "(.preflight-fsm/people.toml) must list this entry: commit it there for review "
-            f'(or run: preflight-fsm people add "{self.name}" --from {self.people_file.name}, '
-            "naming this server's people file). You can close this page."
-        )
+        if self.people_file == DEFAULT_PEOPLE_FILE:  # the repository's own: commit it
+            then = f"Commit {self.people_file} for review: the commit is the review."
+        else:
+            then = (
+                "For preflight-fsm verify to accept decisions signed with it, the repository's "
+                f"people file ({DEFAULT_PEOPLE_FILE}) must list this entry: commit it there for "
+                f'review (or run: preflight-fsm people add "{self.name}" --from '
+                f"{self.people_file.name}, naming this server's people file)."
+            )
+        enrolled = f"Enrolled {self.name}'s passkey in {self.people_file}."
+        return 200, f"{enrolled} {then} You can close this page."
 
     def _people(self) -> People | None:
         try:

@@ -107,20 +107,33 @@ class AnswerPage:
         grant = self.links.find(token)
         if isinstance(grant, str):
             return self.gone(grant)
-        loaded = self._current(grant)
-        if isinstance(loaded, PageReply):
-            return loaded
-        return PageReply(200, self._form(loaded, token, grant))
+        return self._granted_form(token, grant)
 
     def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
-        """Take the posted ``form`` as the turn's answers; the next turn, the decision, or the
-        same form with the engine's refusal (nothing recorded)."""
+        """Take the posted ``form`` as the answers of the link's turn (:meth:`_take_form`): the
+        next turn, the decision, or the same form with the refusal (nothing recorded); refused
+        first for a link that grants nothing or a form without the page's token."""
         grant = self.links.find(token)
         if isinstance(grant, str):
             return self.gone(grant)
         refused = self.csrf_refused(grant, form)
         if refused is not None:
             return refused
+        return self._take_form(token, grant, form)
+
+    # -- what a page over other rounds supplies (integrations/preflights/page.py) -------------
+
+    def _granted_form(self, token: str, grant: Grant, problem: str | None = None) -> PageReply:
+        """The form of the turn ``grant`` is for, ``problem`` above it (a refusal: 422), or why
+        the session no longer waits for that turn."""
+        loaded = self._current(grant)
+        if isinstance(loaded, PageReply):
+            return loaded
+        return PageReply(422 if problem else 200, self._form(loaded, token, grant, problem))
+
+    def _take_form(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
+        """The posted ``form`` taken as the step of the turn ``grant`` is for (its link and
+        token already checked): the next turn's link, the decision, or the refusal."""
         loaded = self._current(grant)
         if isinstance(loaded, PageReply):
             return loaded
@@ -130,10 +143,7 @@ class AnswerPage:
             machine.step(answers, self.answered_by, principal=grant.principal)
             record = self.sessions.save(grant.session_id, machine, grant.version)
         except InvalidAnswers as error:
-            fresh = self._current(grant)
-            if isinstance(fresh, PageReply):
-                return fresh
-            return PageReply(422, self._form(fresh, token, grant, str(error)))
+            return self._granted_form(token, grant, str(error))
         except SessionConflict:
             return self.gone("used")
         self.links.spend(token)

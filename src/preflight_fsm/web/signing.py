@@ -123,14 +123,8 @@ class SignedAnswerPage(AnswerPage):
         while self._pending and next(iter(self._pending.values()))[0] <= oldest:
             self._pending.popitem(last=False)
 
-    def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
+    def _take_form(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
         """Check the answers (nothing recorded) and ask for the passkey that confirms them."""
-        grant = self.links.find(token)
-        if isinstance(grant, str):
-            return self.gone(grant)
-        sent = form.get(CSRF_FIELD, ())
-        if len(sent) != 1 or not secrets.compare_digest(sent[0], grant.csrf):
-            return super().answer(token, form)  # the same refusal as the page's
         checked = self._checked(token, grant, form)
         if isinstance(checked, PageReply):
             return checked

@@ -64,24 +64,15 @@ class PreflightsPage(AnswerPage):
             if asked is None or not self.wait(session_id, asked.version, timeout):
                 return None
 
-    def show(self, token: str) -> PageReply:
-        grant = self.links.find(token)
-        if isinstance(grant, str):
-            return self.gone(grant)
+    def _granted_form(self, token: str, grant: Grant, problem: str | None = None) -> PageReply:
         asked = self._round(grant)
         if isinstance(asked, PageReply):
             return asked
-        return PageReply(200, self._page(asked, token, grant))
+        return PageReply(422 if problem else 200, self._page(asked, token, grant, problem))
 
-    def answer(self, token: str, form: Mapping[str, Sequence[str]]) -> PageReply:
+    def _take_form(self, token: str, grant: Grant, form: Mapping[str, Sequence[str]]) -> PageReply:
         """Answer the round with the posted ``form``: the next round, the decision, or the same
         form with the refusal (nothing recorded)."""
-        grant = self.links.find(token)
-        if isinstance(grant, str):
-            return self.gone(grant)
-        refused = self.csrf_refused(grant, form)
-        if refused is not None:
-            return refused
         with self._stepping:
             asked = self._round(grant)
             if isinstance(asked, PageReply):

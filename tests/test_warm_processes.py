@@ -1,0 +1,120 @@
+"""The warm launcher (``warm_processes``) behaves as the installed ``preflight-fsm`` does: the
+tests that start it instead of a fresh interpreter test the same program."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import warm_processes
+
+WARM = warm_processes.program()
+COLD = warm_processes.COLD_PROGRAM
+TIMEOUT = 60.0
+
+
+def _run(program: str, *args: str, stdin: str = "", **options: object) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [program, *args], input=stdin, capture_output=True, text=True, timeout=TIMEOUT, **options
+    )  # type: ignore[call-overload]
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (("--version",), ""),
+        (("chaat",), ""),
+        (("chat", "Add OAuth login"), "1\n"),
+        (("answer", "no-such-session", "--store", "{tmp}/s.sqlite3", "--json"), ""),
+    ],
+    ids=["version", "usage-error", "chat-on-stdin", "exit-code-of-a-refusal"],
+)
+def test_a_warm_process_prints_and_exits_as_the_installed_script_does(
+    args: tuple[str, ...], stdin: str, tmp_path: Path
+) -> None:
+    """Same arguments and input: the same exit code, standard output and standard error."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert _run(COLD, *argv, stdin=stdin, cwd=tmp_path) == _run(
+        WARM, *argv, stdin=stdin, cwd=tmp_path
+    )
+
+
+def test_a_warm_process_runs_in_the_directory_and_environment_it_was_given(
+    tmp_path: Path,
+) -> None:
+    """The working directory and the environment are the launcher's, not the zygote's."""
+    env = {**os.environ, "PREFLIGHT_FSM_STORE": str(tmp_path / "from-env.sqlite3")}
+    code, _, err = _run(WARM, "start", "Add OAuth login", "--json", cwd=tmp_path, env=env)
+    assert (0, True) == (code, (tmp_path / "from-env.sqlite3").exists()), err
+
+
+def test_a_signal_to_the_launcher_reaches_the_program_and_its_end_is_reported() -> None:
+    """SIGTERM sent to the launcher ends the server as it ends the installed one."""
+    codes = []
+    for program in (COLD, WARM):
+        with _server(program) as server:
+            _wait_until_listening(server)
+            server.send_signal(signal.SIGTERM)
+            codes.append(server.wait(timeout=TIMEOUT))
+    assert codes[0] == codes[1]
+
+
+def test_killing_the_launcher_ends_the_program_at_once() -> None:
+    """SIGKILL cannot be forwarded: the zygote sees the launcher gone and kills the program, so
+    its output pipe closes (nothing keeps running after the test)."""
+    with _server(WARM) as server:
+        _wait_until_listening(server)
+        server.kill()
+        assert server.stdout is not None
+        readable, _, _ = select.select([server.stdout], [], [], TIMEOUT)
+        assert (True, b"") == (bool(readable), server.stdout.read())
+
+
+def test_a_python_variable_the_zygote_did_not_start_with_gets_a_fresh_interpreter(
+    tmp_path: Path,
+) -> None:
+    """A module put on PYTHONPATH (a test of a missing dependency) is imported: the launcher
+    runs the installed script instead of a child of the zygote, which imported before."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text("print('fresh interpreter')\n")
+    env = {**os.environ, "PYTHONPATH": str(shim)}
+    code, out, _ = _run(WARM, "--version", env=env)
+    assert (0, "fresh interpreter") == (code, out.splitlines()[0])
+
+
+@contextmanager
+def _server(program: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``program mcp`` over stdio on an in-memory store, killed at the end if still running."""
+    with subprocess.Popen(
+        [program, "mcp", "--store", ":memory:"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as server:
+        try:
+            yield server
+        finally:
+            server.kill()
+
+
+def _wait_until_listening(server: subprocess.Popen[bytes]) -> None:
+    """An MCP stdio server answers ``initialize`` once it reads its input."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+        b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    )
+    server.stdin.flush()
+    readable, _, _ = select.select([server.stdout], [], [], TIMEOUT)
+    assert readable, "the server never answered initialize"
+    assert b'"id":1' in server.stdout.readline()
