@@ -97,11 +97,17 @@ def provider_server(llm_provider_server: object) -> object:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse a test id that holds a memory address (``<object object at 0x...>``).
+    """Refuse a test id that holds a memory address (``<object object at 0x...>``); put the
+    tests marked ``starts_first`` first.
 
     `make test` runs the suite on several workers (pytest-xdist), each collecting it in a process
     of its own, and they must agree on every id; an address differs from process to process. Give
     such a parameter ``ids=`` (its type's name, a word) instead.
+
+    ``--dist loadgroup`` hands the tests out one by one in this order: a test of tens of seconds
+    collected near the end (the README's paths, ``tests/test_readme_paths.py``) would start when
+    the other worker has little left, and the run would wait for it alone. First, it runs beside
+    the rest of the suite.
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:
@@ -109,6 +115,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "test ids must be the same in every process (give these parameters ids=): "
             + ", ".join(unstable)
         )
+    items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)  # stable
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,13 @@ import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractContextManager, ExitStack, asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractContextManager,
+    ExitStack,
+    asynccontextmanager,
+    contextmanager,
+    suppress,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,8 +41,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
 
-# The throw-away redis-server lives in the package today and moves under tests/ (another
-# branch); this is the one import of it in the MCP tests.
 import warm_processes
 from preflight_fsm.cli.serving import answer_page
 from preflight_fsm.mcp import build_server
@@ -44,7 +48,7 @@ from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.people import People
 from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store import Sessions, open_store
-from redis_server import redis_missing, throwaway_redis
+from redis_server import redis_missing, throwaway_redis  # the one import of it in the MCP tests
 
 __all__ = [
     "PREFLIGHT_FSM",
@@ -230,16 +234,18 @@ def http_server(
     host: str = "127.0.0.1",
     port: int | None = None,
     env: dict[str, str] | None = None,
+    cold: bool = False,
 ) -> Iterator[HttpServer]:
     """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
-    for the block, with ``env`` added to its environment; stop it afterwards."""
+    for the block, with ``env`` added to its environment; stop it afterwards. ``cold``: in a
+    fresh interpreter, not forked from the warm one (a test that SIGKILLs it: warm_processes)."""
     for _attempt in range(5 if port is None else 1):  # another process may take a free port
         chosen = port or free_port()
         stderr = cwd / f"{name}-{chosen}.stderr"
         with stderr.open("wb") as errors:
             process = subprocess.Popen(
                 [
-                    PREFLIGHT_FSM,
+                    warm_processes.cold(PREFLIGHT_FSM) if cold else PREFLIGHT_FSM,
                     "mcp",
                     "--transport",
                     "http",
@@ -300,7 +306,14 @@ class SharedHttpServers:
         self.stack = ExitStack()
 
     def stop(self) -> None:
-        """Stop every server started and remove their stores."""
+        """Stop every server started and remove their stores. Each is told to stop before any is
+        waited for, so their shutdowns (about a second each under load) overlap."""
+        stopping = [s.process for s in self.running.values() if s.process.poll() is None]
+        for process in stopping:
+            process.terminate()
+        for process in stopping:
+            with suppress(subprocess.TimeoutExpired):  # then killed by the block that started it
+                process.wait(timeout=10)
         self.stack.close()
         self.running.clear()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -135,7 +135,7 @@ def test_start_then_answer_completes_a_session_in_the_default_store(cwd: Path) -
     assert {"category": "Database", "fields": [["Type", "PostgreSQL"]], "references": []} == done[
         "turn"
     ]["patch"]
-    assert done == _json(cwd, "show", session_id, process=True)
+    assert done == _json(cwd, "show", session_id)  # read back in this process
 
 
 def test_start_then_answer_completes_a_session_in_redis(cwd: Path, redis_url: str) -> None:
@@ -634,7 +634,7 @@ def test_the_database_file_alone_holds_every_step_once_commands_exit(cwd: Path) 
     copy = cwd / "copy"
     copy.mkdir()
     shutil.copy(cwd / ".preflight-fsm" / "sessions.sqlite3", copy / "sessions.sqlite3")
-    shown = _json(copy, "show", session_id, "--store", "sessions.sqlite3", process=True)
+    shown = _json(copy, "show", session_id, "--store", "sessions.sqlite3")  # in this process
     assert (3, "Done") == (shown["version"], shown["turn"]["state"])
 
 

@@ -508,6 +508,8 @@ def test_a_session_an_agent_started_is_shown_by_the_cli(
 
 
 def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
+    """Steps acknowledged by a server process killed with SIGKILL are all in its store, read
+    afterwards by a fresh server (built as the command builds it, in the test's process)."""
     store = str(tmp_path / "sessions.sqlite3")
 
     async def first_half(url: str) -> str:
@@ -522,19 +524,18 @@ def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
             )
             return sid
 
-    async def second_half(url: str, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connect_http(url) as client:
+    async def second_half(sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect_memory(store) as client:
             view = await call(client, "get_session", session_id=sid)
             done = await call(
                 client, "require_clarification", session_id=sid, answers={"infra_hosting": "Cloud"}
             )
             return view, done
 
-    with http_server(store, tmp_path, "first") as server:
+    with http_server(store, tmp_path, "first", cold=True) as server:
         session_id = anyio.run(first_half, server.url)
         server.kill()
-    with http_server(store, tmp_path, "second") as server:
-        view, done = anyio.run(second_half, server.url, session_id)
+    view, done = anyio.run(second_half, session_id)
     assert (2, "NeedPrimaryField", {"change_category": "Infra"}) == (
         view["version"],
         view["state"],

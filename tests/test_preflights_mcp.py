@@ -2,7 +2,7 @@
 
 The server is the one ``preflight-fsm mcp --preflights --store …`` (the command agents run)
 serves, built in the test's process and reached in memory, in both protocol eras; the test of a
-restart starts the command as a subprocess, the client ``mcp.Client`` with
+restart starts the command as a subprocess first, the client ``mcp.Client`` with
 ``StdioServerParameters``, as an agent's host would connect.
 """
 
@@ -162,7 +162,9 @@ def test_other_companions_are_listed_with_their_condition(tmp_path: Path) -> Non
 
 
 def test_sessions_survive_a_server_restart(tmp_path: Path) -> None:
-    """A session started on one server process is continued on the next one (store-backed)."""
+    """A session started on a server process is continued, once that process has exited, by
+    a fresh server on the same store (store-backed; built as the command builds it, in the
+    test's process)."""
     repo, _ = make_repo(tmp_path)
     store = tmp_path / "s.sqlite3"
 
@@ -183,8 +185,8 @@ def test_sessions_survive_a_server_restart(tmp_path: Path) -> None:
             answers={"db_type": "MySQL", **CORE_ANSWERS},
         )
 
-    started = with_client(store, first, process=True)
-    done = with_client(store, lambda client: second(client, started["session_id"]), process=True)
+    started = with_client(store, first, process=True)  # the process exits with its client
+    done = with_client(store, lambda client: second(client, started["session_id"]))
     assert "completed" == done["status"], done
     assert "Decision: Database - Type=MySQL" == written_decisions(repo)[0]
 

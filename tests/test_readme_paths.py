@@ -32,6 +32,7 @@ def test_the_readme_opens_with_three_paths() -> None:
     assert [True, True, True] == [len(block.splitlines()) <= 4 for block in three_paths()]
 
 
+@pytest.mark.starts_first  # the suite's longest test: a build, a clone, three installs
 def test_each_path_works_as_pasted(tmp_path: Path, built_package: BuiltPackage) -> None:
     """In a fresh clone each block exits 0: the agent's configuration names the clone's
     executable, pf writes the decision chosen, the library prints the patch."""

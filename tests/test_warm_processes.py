@@ -56,21 +56,23 @@ def test_a_warm_process_runs_in_the_directory_and_environment_it_was_given(
     assert (0, True) == (code, (tmp_path / "from-env.sqlite3").exists()), err
 
 
-def test_a_signal_to_the_launcher_reaches_the_program_and_its_end_is_reported() -> None:
+def test_a_signal_to_the_launcher_reaches_the_program_and_its_end_is_reported(
+    tmp_path: Path,
+) -> None:
     """SIGTERM sent to the launcher ends the server as it ends the installed one."""
     codes = []
     for program in (COLD, WARM):
-        with _server(program) as server:
+        with _server(program, tmp_path) as server:
             _wait_until_listening(server)
             server.send_signal(signal.SIGTERM)
             codes.append(server.wait(timeout=TIMEOUT))
     assert codes[0] == codes[1]
 
 
-def test_killing_the_launcher_ends_the_program_at_once() -> None:
+def test_killing_the_launcher_ends_the_program_at_once(tmp_path: Path) -> None:
     """SIGKILL cannot be forwarded: the zygote sees the launcher gone and kills the program, so
     its output pipe closes (nothing keeps running after the test)."""
-    with _server(WARM) as server:
+    with _server(WARM, tmp_path) as server:
         _wait_until_listening(server)
         server.kill()
         assert server.stdout is not None
@@ -92,10 +94,10 @@ def test_a_python_variable_the_zygote_did_not_start_with_gets_a_fresh_interprete
 
 
 @contextmanager
-def _server(program: str) -> Iterator[subprocess.Popen[bytes]]:
-    """``program mcp`` over stdio on an in-memory store, killed at the end if still running."""
+def _server(program: str, directory: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``program mcp`` over stdio on a store in ``directory``, killed at the end if running."""
     with subprocess.Popen(
-        [program, "mcp", "--store", ":memory:"],
+        [program, "mcp", "--store", str(directory / "s.sqlite3")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
