@@ -23,15 +23,27 @@ def test_a_state_the_position_does_not_name_is_refused() -> None:
         session.state = "Done"
 
 
-def test_a_clone_shares_nothing_a_step_appends_to() -> None:
-    """C5: a step works on a clone, so a refused step leaves the original as it was."""
+def test_a_stepped_copy_shares_nothing_a_step_appends_to() -> None:
+    """C5: a step works on a copy, so a refused step leaves the original as it was."""
     session = engine_for(default_flow()).begin("Improve the feedback form")
-    copy = session.clone()
+    copy = session.stepped({}, False, {}, "api", None, None)
     copy.trace.append((1, None))  # type: ignore[arg-type]
     copy.steps.append({})
     copy.asked.append("x")
-    assert ([], [], ["change_category", "change_category__other"]) == (
+    copy.answered_by.append("cli")
+    assert ([], [], ["change_category", "change_category__other"], []) == (
         session.trace,
         session.steps,
         session.asked,
+        session.answered_by,
     )
+
+
+def test_a_step_without_principal_or_proof_holds_no_provenance_of_its_own() -> None:
+    """Unauthenticated, unsigned steps keep () (nothing per session); principals and proofs
+    read one None per step off it, and the first step with a principal records every step's."""
+    session = engine_for(default_flow()).begin("Improve the feedback form")
+    unsigned = session.stepped({}, False, {}, "api", None, None)
+    signed = unsigned.stepped({}, False, {}, "api", "alice", None)
+    assert ((), (None,), (None,)) == (unsigned.provenance, unsigned.principals, unsigned.proofs)
+    assert ((None, "alice"), (None, None)) == (signed.principals, signed.proofs)

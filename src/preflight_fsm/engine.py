@@ -170,8 +170,12 @@ class Engine:
         """The session after one step, its answers supplied by ``answered_by`` through
         ``principal`` with ``proof`` (recorded inputs, C9); ``s`` itself is never changed (C5:
         errors change nothing)."""
-        provenance = principal is not None or proof is not None
-        if provenance or type(answered_by) is not str or answered_by not in _UNSIGNED:
+        if (
+            principal is not None
+            or proof is not None
+            or type(answered_by) is not str
+            or answered_by not in _UNSIGNED
+        ):
             check_provenance(answered_by, principal, proof)  # InvalidAnswers naming the field
         if s.position.state in TERMINAL_STATES:
             how = "with a decision" if s.position.state == DONE else "without a decision"
@@ -181,14 +185,7 @@ class Engine:
         recorded, declined, given = self.rules.merge(
             s.answers, pending_key(s), answers, s.named_category
         )
-        work = s.clone()
-        work.answers = recorded
-        work.declined = declined
-        work.steps.append(given)
-        work.answered_by.append(answered_by)
-        if provenance or s.provenance:  # else () stands for every step's (None, None)
-            held = s.provenance or ((None, None),) * len(s.steps)
-            work.provenance = (*held, (principal, proof))
+        work = s.stepped(recorded, declined, given, answered_by, principal, proof)
         answer = self._answer
         # Fire `answer` until the lock refuses (the state's question is not answered yet) or the
         # session has ended; each pass moves to another state, so this ends within four passes.

@@ -27,7 +27,8 @@ TraceEntry = tuple[int, "Edge"]
 
 
 class Session:
-    """One session's data. Never shared between machines; a step works on a clone."""
+    """One session's data. Never shared between machines; a step works on a copy
+    (:meth:`stepped`)."""
 
     __slots__ = (
         "answered_by",
@@ -94,20 +95,32 @@ class Session:
                 f"the transition's effect moved to {self.position.state}, not to {value}"
             )
 
-    def clone(self) -> Session:
-        """A copy a step may change; the answers dict is replaced, never mutated."""
+    def stepped(
+        self,
+        answers: dict[str, str],
+        declined: bool,
+        given: StepInput,
+        answered_by: AnsweredBy,
+        principal: str | None,
+        proof: PasskeyProof | None,
+    ) -> Session:
+        """A copy with one more step's inputs and the ``answers`` they record, for the step to
+        move on (``engine.py``); this session is never changed."""
         copy = Session.__new__(Session)
         copy.engine = self.engine
         copy.intention = self.intention
         copy.owner = self.owner
         copy.named_category = self.named_category
         copy.position = self.position
-        copy.answers = self.answers
+        copy.answers = answers
         copy.turn = self.turn
         copy.asked = list(self.asked)
         copy.trace = list(self.trace)
-        copy.steps = list(self.steps)
-        copy.answered_by = list(self.answered_by)
-        copy.provenance = self.provenance
-        copy.declined = False
+        copy.steps = [*self.steps, given]
+        copy.answered_by = [*self.answered_by, answered_by]
+        held = self.provenance
+        if held or principal is not None or proof is not None:  # else () stands for each step's
+            held = (*(held or ((None, None),) * len(self.steps)), (principal, proof))
+        copy.provenance = held
+        copy.declined = declined
         return copy

@@ -83,19 +83,16 @@ def restored_json(
         and len(steps) <= MAX_STEPS
         and type(answered_by) is list
         and len(answered_by) == len(steps)
-        and all(type(source) is str and source in SOURCES for source in answered_by)
-        and type(principals) is list
-        and len(principals) == len(steps)
-        and (
-            (unauthenticated := principals.count(None) == len(principals))  # the common case
-            or all(p is None or (type(p) is str and len(p) <= MAX_PRINCIPAL) for p in principals)
-        )
-        and type(proofs) is list
-        and len(proofs) == len(steps)
+        and _known(answered_by)
         and (owner is None or (type(owner) is str and len(owner) <= MAX_PRINCIPAL))
         and (digest is None or (type(digest) is str and len(digest) <= MAX_TEXT))
         and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
     ):
+        return None
+    # One null per step in both (most sessions: unauthenticated, unsigned): two list compares.
+    nulls = [None] * len(steps)
+    unsigned = principals == nulls and proofs == nulls
+    if not unsigned and not _provenance_fits(principals, proofs, len(steps)):
         return None
     for step in steps:  # each step's answers: short keys, text or null values
         if type(step) is not dict or not _fit(step) or not set(map(type, step.values())) <= _TEXT:
@@ -124,19 +121,39 @@ def restored_json(
         return None
     try:
         # A proof is a model of its own (its parts' limits, the person's name): the same
-        # validation the full path gives it. All null (the common case): none to replay.
+        # validation the full path gives it.
         s = replay(
             engine_for(flow),
             intention,
             steps,
             answered_by,
-            None if unauthenticated else principals,
-            None if proofs.count(None) == len(proofs) else [_proof(p) for p in proofs],
+            None if unsigned else principals,
+            None if unsigned else [_proof(p) for p in proofs],
             owner,
         )
     except (InvalidSnapshot, ValidationError):
         return None
     return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
+
+
+def _known(sources: list[Any]) -> bool:
+    """Every entry a known ``answered_by`` source (a JSON array or object is none)."""
+    try:
+        return SOURCES.issuperset(sources)
+    except TypeError:  # an unhashable entry: an array or an object
+        return False
+
+
+def _provenance_fits(principals: object, proofs: object, count: int) -> bool:
+    """Lists of one entry per step: each principal null or text within its limit (replay
+    checks the rest), each proof null or what PasskeyProof validates."""
+    return (
+        type(principals) is list
+        and len(principals) == count
+        and all(p is None or (type(p) is str and len(p) <= MAX_PRINCIPAL) for p in principals)
+        and type(proofs) is list
+        and len(proofs) == count
+    )
 
 
 def _proof(value: object) -> PasskeyProof | None:
