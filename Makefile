@@ -44,15 +44,19 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 # The whole suite on every core (pytest-xdist), the package's doctests included, but the tests
 # marked bench_check (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans):
-# `make bench-check` runs those.
+# `make bench-check` runs those. Every Hypothesis property runs, on the `dev` profile's 100
+# inputs each (tests/conftest.py), on CI too; `make bench-check` runs them again on 200 (D283).
 test: $(STAMP)
-	$(PYTEST) -n auto --dist loadgroup -m "not bench_check" tests README.md docs src/preflight_fsm
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
+		$(PYTEST) -n auto --dist loadgroup -m "not bench_check" tests README.md docs src/preflight_fsm
 
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on
-# one worker, so it runs once), and the scans of all 1,114,112 code points (tests/test_text.py).
+# one worker, so it runs once), the scans of all 1,114,112 code points (tests/test_text.py), and
+# every Hypothesis property (the `hypothesis` marker) at the `ci` profile's full count of 200.
 bench-check: $(STAMP)
-	$(PYTEST) -n auto --dist loadgroup -m bench_check
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
+		$(PYTEST) -n auto --dist loadgroup -m "bench_check or hypothesis"
 
 # The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties) and
 # the doctests of the engine's modules: no subprocess, server or store, each property on a few
