@@ -1,7 +1,8 @@
 """store/sqlite.py under a long write lock held by another process (issue 30, item 4).
 
-Reads never wait behind writes (in the MCP server too, over stdio and HTTP: D275), and a write that cannot get the lock within its bound is told the store
-is busy, quickly, alone. The lock holder is a real second process.
+Reads never wait behind writes (in the MCP server too, over stdio and HTTP: D275), and a write
+that cannot get the lock within its bound is told the store is busy, quickly, alone. The lock
+holder is a real second process.
 """
 
 from __future__ import annotations
