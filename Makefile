@@ -44,9 +44,12 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 # The whole suite on every core (pytest-xdist), the package's doctests included, but the tests
 # marked bench_check (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans):
-# `make bench-check` runs those.
+# `make bench-check` runs those. `--dist load` sends each worker tests in batches; `loadgroup`
+# (needed by no test here: only bench_check tests have an xdist_group) sends them one at a time,
+# and a worker waited on the controller between tests: 1.2-1.9 x the wall time on a loaded
+# machine, for no less CPU; a third worker adds CPU (each collects the suite) and no speed (D280).
 test: $(STAMP)
-	$(PYTEST) -n auto --dist loadgroup -m "not bench_check" tests README.md docs src/preflight_fsm
+	$(PYTEST) -n auto --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
 
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on

@@ -67,7 +67,9 @@ __all__ = [
 ]
 
 PREFLIGHT_FSM = warm_processes.program()  # forked from a warm interpreter (warm_processes)
-START_TIMEOUT = 30.0
+START_TIMEOUT = 90.0
+"""Seconds a server may take to listen, or to answer one request: far past any wait on the team's
+2 loaded cores (a cold interpreter took over 30 s to show pf's first prompt at a load of 15)."""
 
 
 def free_port() -> int:
@@ -101,7 +103,7 @@ async def connect_stdio(
         transport,
         mode=mode,
         elicitation_callback=elicitation,
-        read_timeout_seconds=30,
+        read_timeout_seconds=START_TIMEOUT,
     ) as client:
         yield client
 
@@ -160,13 +162,12 @@ async def connect_memory(
                 request_state_keys=keys.keys if keys else (),
                 answers_from=answers_from,
                 page=page,
-                single_client=True,
             )
         async with Client(
             InMemoryTransport(server),
             mode=mode,
             elicitation_callback=elicitation,
-            read_timeout_seconds=30,
+            read_timeout_seconds=START_TIMEOUT,
         ) as client:
             yield client
     finally:
@@ -193,7 +194,7 @@ async def connect_http(
             streamable_http_client(url, http_client=http),
             mode=mode,
             elicitation_callback=elicitation,
-            read_timeout_seconds=30,
+            read_timeout_seconds=START_TIMEOUT,
         ) as client,
     ):
         yield client
