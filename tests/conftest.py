@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, settings
 import warm_processes
 from built_package import BuiltPackage, build_once
 
+# `make bench-check` (and a bare pytest run under `CI`): each property on 200 inputs; `make test`
+# runs `dev`'s 100, locally and on CI (D283).
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -104,10 +106,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     of its own, and they must agree on every id; an address differs from process to process. Give
     such a parameter ``ids=`` (its type's name, a word) instead.
 
-    ``--dist loadgroup`` hands the tests out one by one in this order: a test of tens of seconds
-    collected near the end (the README's paths, ``tests/test_readme_paths.py``) would start when
-    the other worker has little left, and the run would wait for it alone. First, it runs beside
-    the rest of the suite.
+    pytest-xdist hands the tests out in this order: a test of tens of seconds collected near the
+    end (the README's paths, ``tests/test_readme_paths.py``) would start when the other worker
+    has little left, and the run would wait for it alone. First, it runs beside the rest of the
+    suite.
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:

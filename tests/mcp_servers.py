@@ -162,7 +162,6 @@ async def connect_memory(
                 request_state_keys=keys.keys if keys else (),
                 answers_from=answers_from,
                 page=page,
-                single_client=True,
             )
         async with Client(
             InMemoryTransport(server),

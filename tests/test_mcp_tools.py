@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import anyio
@@ -27,25 +26,3 @@ def test_get_session_reports_the_sessions_own_expiry() -> None:
     data = result.structured_content
     assert data is not None
     assert started.updated_at + 60 == data["expires_at"]
-
-
-def _store_work_thread(single_client: bool) -> tuple[int, int]:
-    """The thread a tool's store work ran on, and the event loop's."""
-    tools = ClarificationTools(Sessions(MemoryStore()), RoundSealer(), single_client=single_client)
-
-    async def both() -> tuple[int, int]:
-        return await tools._blocking(threading.get_ident), threading.get_ident()
-
-    return anyio.run(both)
-
-
-def test_a_server_of_many_clients_does_store_work_in_a_worker_thread() -> None:
-    """Over HTTP a slow store must not stall the other clients' calls."""
-    worker, loop = _store_work_thread(single_client=False)
-    assert worker != loop
-
-
-def test_a_server_of_one_client_does_store_work_on_its_event_loop() -> None:
-    """Over stdio the one agent waits for the answer anyway: no thread hop per call (D275)."""
-    worker, loop = _store_work_thread(single_client=True)
-    assert loop == worker

@@ -93,18 +93,26 @@ def test_a_client_without_url_elicitation_gets_the_link_and_later_the_outcome(
     assert ("completed", ("MySQL", "user_web")) == (then["status"], type_of(then))
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize(
+    ("mode", "transport"), [("auto", "memory"), ("legacy", "memory"), ("legacy", "stdio")]
+)
 def test_a_client_with_url_elicitation_shows_the_person_the_page(
-    browser: WebDriver, tmp_path: Path, mode: str
+    browser: WebDriver, tmp_path: Path, errlog: TextIO, mode: str, transport: str
 ) -> None:
+    """In both eras; the URL elicitation crosses a real stdio pipe in the legacy era too
+    (test_preflights_person_processes.py sends one over stdio in the 2026-07-28 era)."""
     person = Person(browser)
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
         with anyio.fail_after(120):
-            async with connect_memory(
-                store, mode=mode, elicitation=person, answers_from="web"
-            ) as client:
+            if transport == "stdio":
+                connected = connect_stdio(
+                    store, tmp_path, errlog, mode=mode, elicitation=person, extra=WEB
+                )
+            else:
+                connected = connect_memory(store, mode=mode, elicitation=person, answers_from="web")
+            async with connected as client:
                 return await call(client, "require_clarification", user_intention="Add a thing")
 
     outcome = anyio.run(main)

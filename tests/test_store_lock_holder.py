@@ -1,8 +1,8 @@
 """store/sqlite.py under a long write lock held by another process (issue 30, item 4).
 
-Reads never wait behind writes (in the MCP server, over HTTP: over stdio one agent's calls queue
-on the event loop, D275), and a write that cannot get the lock within its bound is told the store
-is busy, quickly, alone. The lock holder is a real second process.
+Reads never wait behind writes (in the MCP server too, over stdio and HTTP: D275), and a write
+that cannot get the lock within its bound is told the store is busy, quickly, alone. The lock
+holder is a real second process.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_servers import call, connect_http, http_server
+from mcp_servers import call, connect_http, connect_stdio, http_server
 from preflight_fsm.errors import StoreUnavailable
 from preflight_fsm.store.base import StoredSession
 from preflight_fsm.store.sqlite import SqliteStore
@@ -92,16 +92,19 @@ def test_a_write_that_cannot_get_the_lock_in_time_is_told_the_store_is_busy(
     store.close()
 
 
-def test_the_http_mcp_server_keeps_answering_reads_while_another_process_holds_the_lock(
-    tmp_path: Path,
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_mcp_server_keeps_answering_reads_while_another_process_holds_the_lock(
+    transport: str, tmp_path: Path
 ) -> None:
-    """Over HTTP each call's store work runs in a worker thread. (Over stdio it runs on the
-    server's event loop, D275: one agent's calls queue behind a write waiting for the lock.)"""
+    """Each call's store work runs in a worker thread (D275), so a write waiting for the lock
+    holds none of the agent's reads."""
     store = tmp_path / "sessions.sqlite3"
+    errors = tmp_path / "stderr"
 
     async def main(url: str) -> tuple[int, dict[str, object]]:
-        with anyio.fail_after(90):
-            async with connect_http(url) as client:
+        with errors.open("a") as errlog, anyio.fail_after(90):
+            connected = connect_http(url) if url else connect_stdio(str(store), tmp_path, errlog)
+            async with connected as client:
                 started = await call(client, "require_clarification", user_intention=INTENTION)
                 sid = started["session_id"]
                 answer = {"change_category": "Database"}
@@ -124,11 +127,15 @@ def test_the_http_mcp_server_keeps_answering_reads_while_another_process_holds_t
                             reads += 1
                 return reads, write
 
-    with http_server(str(store), tmp_path, "lock") as server:
-        reads, write = anyio.run(main, server.url)
+    if transport == "http":
+        with http_server(str(store), tmp_path, "lock") as server:
+            reads, write = anyio.run(main, server.url)
+        errors.write_text(server.stderr.read_text())
+    else:
+        reads, write = anyio.run(main, "")
     # The write waited its bound (seconds) and was refused; reads went on meanwhile, each in
     # well under it: one read that waited for the write would leave at most a couple.
     assert "store_unavailable" == write["error"]["code"], write  # type: ignore[index]
     assert "busy" in write["error"]["message"]  # type: ignore[index]
     assert reads >= 5
-    assert "Traceback" not in server.stderr.read_text()
+    assert "Traceback" not in errors.read_text()

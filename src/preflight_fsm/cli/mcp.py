@@ -419,7 +419,6 @@ def mcp_command(
             answers_from=policy,
             auth=auth,
             page=page,
-            single_client=chosen == "stdio",
         )
         if enroll and url is not None:
             _enroll_on(server, enroll, people_file, url, page.page)

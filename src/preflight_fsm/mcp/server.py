@@ -60,7 +60,6 @@ def build_server(
     answers_from: AnswersFrom = "any",
     auth: ServerAuth | None = None,
     page: PageRounds | None = None,
-    single_client: bool = False,
 ) -> MCPServer[Any]:
     """The MCP server over ``sessions``: two tools and the flow diagram resource.
 
@@ -72,8 +71,6 @@ def build_server(
     ``auth`` (HTTP only) authenticates every request and gives each session an owner
     (``auth.py``). ``page`` is the answer page (``page_rounds.py``): its routes are served
     beside ``/mcp`` over HTTP, and under ``web`` and ``person`` it collects every round.
-    ``single_client`` (stdio: one agent) runs the store work on the event loop rather than in a
-    worker thread per call (``tools.py``, ``_blocking``).
     """
     keys = tuple(request_state_keys)
     server: MCPServer[Any] = MCPServer(
@@ -88,12 +85,7 @@ def build_server(
     # Outermost, so the SDK's own refusal of a tampered state becomes an error result (below).
     server.middleware.insert(0, _refused_state_as_result)
     tools = ClarificationTools(
-        sessions,
-        RoundSealer(keys),
-        answers_from,
-        auth.teams if auth else None,
-        page,
-        single_client=single_client,
+        sessions, RoundSealer(keys), answers_from, auth.teams if auth else None, page
     )
     if page is not None:
         from preflight_fsm.web import page_routes

@@ -2,9 +2,8 @@
 
 Every call ends in a result, never an exception: bad arguments, engine refusals and store
 errors become ``error`` results (``errors.py``), and a failed step writes nothing. Store work
-(load, restore, step, compare-and-set write) is blocking I/O: a server of many clients (HTTP) runs
-it in a worker thread, so two calls stepping one session at once race at the store, where exactly
-one write wins; a server of one client (stdio) runs it on the event loop (``_blocking``).
+(load, restore, step, compare-and-set write) is blocking I/O, so it runs in a worker thread; two
+calls stepping one session at once therefore race at the store, where exactly one write wins.
 """
 
 from __future__ import annotations
@@ -116,28 +115,19 @@ class ClarificationTools:
         answers_from: AnswersFrom = "any",
         teams: Mapping[str, str] | None = None,
         page: PageRounds | None = None,
-        *,
-        single_client: bool = False,
     ) -> None:
         self.sessions = sessions
-        self.single_client = single_client
         self.sealer = sealer
         self.answers_from = answers_from
         self.teams = dict(teams or {})
         self.rounds: FormRounds[Any] = FormRounds(self, sealer, page=page)
 
-    # -- blocking store work -------------------------------------------------------------------
+    # -- blocking store work, run in a worker thread -----------------------------------------
 
     async def _blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """``fn(*args)``, store work that blocks: in a worker thread, so a slow store never
-        stalls the other clients' calls; with ``single_client`` (stdio) on the event loop itself,
-        which serves nobody else and whose one client waits for this answer anyway: the hop
-        was most of the gap to the SDK's echo tool on a loaded machine (D275)."""
-        if self.single_client:
-            return fn(*args)
         return await anyio.to_thread.run_sync(partial(fn, *args))
 
-    # Run where _blocking runs them, in the request's context: current_caller is the caller.
+    # Run in worker threads, which see the request's context: current_caller is the caller.
 
     def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Stored:
         owner = current_caller(self.teams).principal
