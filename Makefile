@@ -48,19 +48,24 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # (needed by no test here: only bench_check tests have an xdist_group) sends them one at a time,
 # and a worker waited on the controller between tests: 1.2-1.9 x the wall time on a loaded
 # machine, for no less CPU; a third worker adds CPU (each collects the suite) and no speed (D280).
+# Every Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on
+# CI too; `make bench-check` runs them again on 200 (D283).
 test: $(STAMP)
-	$(PYTEST) -n auto --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
+		$(PYTEST) -n auto --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
 
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on
-# one worker, so it runs once), and the scans of all 1,114,112 code points (tests/test_text.py).
+# one worker, so it runs once), the scans of all 1,114,112 code points (tests/test_text.py), and
+# every Hypothesis property (the `hypothesis` marker) at the `ci` profile's full count of 200.
 bench-check: $(STAMP)
-	$(PYTEST) -n auto --dist loadgroup -m bench_check
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
+		$(PYTEST) -n auto --dist loadgroup -m "bench_check or hypothesis"
 
 # The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties) and
 # the doctests of the engine's modules: no subprocess, server or store, each property on a few
-# inputs (the `core` Hypothesis profile; `make test` runs the full counts); the loop to run while
-# changing the core, under 10 s.
+# inputs (the `core` Hypothesis profile; `make test` runs 100, `make bench-check` 200); the loop
+# to run while changing the core, under 10 s.
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
 	answers states session machine keywords flow snapshot contract adapter exported_members \
 	text properties))

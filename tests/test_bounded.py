@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import warm_processes
 from preflight_fsm.bounded import NotRegularFile, read_bounded
 
 # Generous: the command answers at once; hanging is what this bound catches.
@@ -22,10 +22,9 @@ TIMEOUT = 60.0
 FLOW = Path(__file__).parents[1] / "src" / "preflight_fsm" / "flows" / "default.toml"
 
 
-def _command() -> list[str]:
-    found = shutil.which("preflight-fsm", path=str(Path(sys.executable).parent))
-    assert found, "preflight-fsm is not installed beside this interpreter"
-    return [found]
+# The real command, forked from a warm interpreter (warm_processes): what is tested is how it
+# reads a FIFO, not how an interpreter starts.
+PREFLIGHT_FSM = warm_processes.program()
 
 
 @pytest.fixture
@@ -40,7 +39,7 @@ def repo(tmp_path: Path) -> Path:
 def _run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFLIGHT_FSM_")}
     return subprocess.run(
-        [*_command(), *args],
+        [PREFLIGHT_FSM, *args],
         cwd=repo,
         capture_output=True,
         text=True,

@@ -8,7 +8,9 @@ import json
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -21,6 +23,7 @@ from mcp_servers import (
     connect_http,
     http_server,
     shared_http_server,
+    shared_preflights_server,
     throwaway_redis,
 )
 from preflight_fsm.mcp.tokens import add_token
@@ -99,21 +102,22 @@ def test_one_client_opening_sessions_as_fast_as_it_can_leaves_another_served(
 
 
 @pytest.fixture
-def repositories(tmp_path: Path) -> tuple[Path, Path]:
-    """A git repository under the served root, and one outside it."""
-    inside, outside = tmp_path / "root" / "app", tmp_path / "elsewhere"
-    for repo in (inside, outside):
-        repo.mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    return inside, outside
+def repositories(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A git repository under the shared server's root (the parent of every test's
+    ``tmp_path``), and one outside it (a directory of its own, removed afterwards)."""
+    with tempfile.TemporaryDirectory(prefix="preflight-fsm-elsewhere-") as elsewhere:
+        inside, outside = tmp_path / "app", Path(elsewhere) / "repo"
+        for repo in (inside, outside):
+            repo.mkdir(parents=True)
+            subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        yield inside, outside
 
 
 def test_preflights_over_http_refuses_a_repository_outside_the_roots_and_writes_nothing(
     tmp_path: Path, repositories: tuple[Path, Path]
 ) -> None:
     inside, outside = repositories
-    extra = ("--preflights", "--repo-root", str(inside.parent))
-    with http_server(str(tmp_path / "s.sqlite3"), tmp_path, "roots", *extra) as server:
+    with shared_preflights_server(tmp_path) as server:
 
         async def start(repo: Path) -> dict[str, object]:
             async with connect_http(server.url) as client:
