@@ -172,7 +172,7 @@ def test_pf_passkey_where_nothing_is_prompted_reads_no_people_file_and_lists_the
     tmp_path: Path,
     option: str,
 ) -> None:
-    """Nothing is answered, so nothing is signed: --passkey is ignored as --web is (D284)."""
+    """Nothing is answered, so nothing is signed: --passkey is ignored as --web is (D286)."""
     repo, home = make_repo(tmp_path)
     monkeypatch.chdir(repo)
     monkeypatch.setenv("HOME", str(home))

@@ -56,7 +56,7 @@ def enrolled_port(people: People) -> int:
     page that asks for them must be served there. A passkey signs only on the origin it was
     enrolled on and the page listens on one port, so InvalidPeopleFile, naming who enrolled on
     which port and what to do, when no one port serves everybody enrolled on localhost
-    (docs/decisions.md D283)."""
+    (docs/decisions.md D285)."""
     ports: dict[str, list[int]] = {}  # each person's localhost ports, in their file's order
     for person in people:
         if person.rp_id == "localhost":

@@ -195,7 +195,7 @@ def _prompts(args: Sequence[str]) -> bool:
     """Whether pf prompts the person with ``args``: not under ``--non-interactive`` or
     ``--json``, nor ``pf answer`` without ``-i``. A command that prompts nothing answers
     nothing on the page, so ``--passkey`` has nothing to sign there and its people file is not
-    read, as ``--web`` changes nothing there (docs/decisions.md D284)."""
+    read, as ``--web`` changes nothing there (docs/decisions.md D286)."""
     if "--non-interactive" in args or "--json" in args:
         return False
     command = next((arg for arg in args if not arg.startswith("-")), None)
