@@ -114,6 +114,26 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
     assert (14, True) == (tampered.exit_code, "tampered" in tampered.stdout), tampered.stdout
 
 
+def test_pf_resume_web_passkey_after_an_interrupted_page_signs_every_round_and_passes_verify(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path
+) -> None:
+    """`pf start --web --passkey` whose page could not be served (its port held) closes its
+    session; the `pf resume --web --passkey` it names asks again from the intention on the
+    signed page, and the decision passes `verify --require person`."""
+    repo, home = make_repo(tmp_path)
+    passkey = ("--passkey", "--people", str(ada.people))
+    with holding_port(f"http://localhost:{ada.port}"):
+        interrupted = run_pf_in(repo, home, "start", INTENTION, "--web", *passkey)
+    assert (1, True) == (interrupted.returncode, "pf resume --web --passkey" in interrupted.stderr)
+    with pf_web(repo, home, "resume", *passkey) as (process, link):
+        shown = answer_and_sign(browser, link)
+        assert 0 == process.wait(timeout=TIMEOUT)
+    adr = next((repo / "docs" / "adr").glob("*.md"))
+    verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
+    assert "Decision documented" in shown
+    assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
+
+
 @pytest.mark.parametrize("options", [["--web"], ["--web", "--passkey"]], ids=["web", "passkey"])
 def test_pf_web_without_the_page_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], options: list[str]
