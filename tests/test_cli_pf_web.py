@@ -28,6 +28,7 @@ from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
+from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
 from test_preflights_web import INTENTION, answer_in_browser
 
@@ -129,8 +130,18 @@ def test_pf_web_without_the_page_says_how_to_install_it(
         (["--web", "--passkey", "--people", "../missing.toml"], "people enroll NAME"),
         (["--web", "--passkey", "--people", "../empty.toml"], "people enroll NAME"),
         (["--web", "--passkey", "--people"], "--people needs the people file"),
+        (
+            ["--web", "--passkey", "--people", "../two-ports.toml"],
+            "different localhost ports (Ada Lovelace on 8765; Grace Hopper on 9000)",
+        ),
     ],
-    ids=["passkey-without-web", "people-file-missing", "people-file-lists-nobody", "no-file"],
+    ids=[
+        "passkey-without-web",
+        "people-file-missing",
+        "people-file-lists-nobody",
+        "no-file",
+        "people-on-two-ports",
+    ],
 )
 def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
     monkeypatch: pytest.MonkeyPatch,
@@ -141,12 +152,35 @@ def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
 ) -> None:
     repo, home = make_repo(tmp_path)
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    two_ports = [
+        SoftwareAuthenticator(seed, origin=f"http://localhost:{port}").person(name).as_toml()
+        for seed, name, port in ((1, "Ada Lovelace", 8765), (2, "Grace Hopper", 9000))
+    ]
+    (tmp_path / "two-ports.toml").write_text("\n".join(two_ports), encoding="utf-8")
     monkeypatch.chdir(repo)
     monkeypatch.setenv("HOME", str(home))
     code = run_pf(["start", "Add a thing", *options])
     [line] = capsys.readouterr().err.splitlines()
     assert (1, True) == (code, said in line), line
     assert [] == [f.name for d in (repo, home) for f in d.iterdir() if f.name != ".git"]
+
+
+@pytest.mark.parametrize("option", ["--non-interactive", "--json"])
+def test_pf_passkey_where_nothing_is_prompted_reads_no_people_file_and_lists_the_questions(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    option: str,
+) -> None:
+    """Nothing is answered, so nothing is signed: --passkey is ignored as --web is (D286)."""
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    passkey = ["--web", "--passkey", "--people", "../missing.toml"]
+    code = run_pf(["start", option, INTENTION, *passkey])
+    captured = capsys.readouterr()
+    assert (0, "") == (code, captured.err)
+    assert "uthentication" in captured.out
 
 
 def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_again(

@@ -159,7 +159,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
             return int(ExitCode.USER_ERROR)
         page = on_the_page
     people = None
-    if passkey:  # checked before pf starts a session: a refused start leaves nothing behind
+    if passkey and _prompts(args):  # checked before pf starts a session: nothing left behind
         from preflight_fsm.cli.passkey_option import signers
         from preflight_fsm.errors import InvalidPeopleFile
 
@@ -193,6 +193,17 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     if app.user_errors and code == ExitCode.SYSTEM_ERROR:
         code = int(ExitCode.USER_ERROR)  # pf reports every app error as its system error
     return code
+
+
+def _prompts(args: Sequence[str]) -> bool:
+    """Whether pf prompts the person with ``args``: not under ``--non-interactive`` or
+    ``--json``, nor ``pf answer`` without ``-i``. A command that prompts nothing answers
+    nothing on the page, so ``--passkey`` has nothing to sign there and its people file is not
+    read, as ``--web`` changes nothing there (docs/decisions.md D286)."""
+    if "--non-interactive" in args or "--json" in args:
+        return False
+    command = next((arg for arg in args if not arg.startswith("-")), None)
+    return command != "answer" or "-i" in args or "--interactive" in args
 
 
 def _passkey_options(args: list[str]) -> tuple[bool, Path | None, list[str]]:
