@@ -80,6 +80,9 @@ def holding_port(origin: str) -> Iterator[None]:
     """Another program listening on ``origin``'s loopback port while the block runs (where a
     stdio server's page would listen)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as the page's own listener does: a port a page served before (its connections in
+        # TIME_WAIT) can be held; a listening socket still keeps the page's bind out.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", int(origin.rsplit(":", 1)[1])))
         sock.listen()
         yield

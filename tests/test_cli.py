@@ -8,6 +8,7 @@ the command imported. Timings are benchmark figures, never asserted here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -59,11 +60,14 @@ ENGINE = (
 )
 
 
-def _run(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def _run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run ``preflight-fsm *args``; its result, and every module it imported (``-X importtime``)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", COMMAND, *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -142,3 +146,14 @@ def test_a_non_ascii_answer_loads_the_unicode_rules_and_is_checked(tmp_path: Pat
         json.loads(done.stdout)["error"],
         _within(imported, ("regex",))[:1],
     )
+
+
+def test_pf_without_web_imports_neither_the_mcp_sdk_nor_the_answer_page(tmp_path: Path) -> None:
+    """`pf start` without --web runs without the MCP SDK and the answer page it serves (a second
+    of CPU to import, where the whole start takes half of one)."""
+    pytest.importorskip("preflights")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, timeout=60)
+    home = {**os.environ, "HOME": str(tmp_path)}
+    done, imported = _run(tmp_path, "pf", "start", "--non-interactive", "TBD", env=home)
+    page = ("mcp", "preflight_fsm.mcp.server", "preflight_fsm.integrations.preflights.page_loop")
+    assert (0, []) == (done.returncode, _within(imported, page))

@@ -28,6 +28,7 @@ from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
 from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
+from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
 from test_preflights_web import INTENTION, answer_in_browser
 
@@ -113,6 +114,26 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
     assert (14, True) == (tampered.exit_code, "tampered" in tampered.stdout), tampered.stdout
 
 
+def test_pf_resume_web_passkey_after_an_interrupted_page_signs_every_round_and_passes_verify(
+    browser: WebDriver, ada: Enrolled, tmp_path: Path
+) -> None:
+    """`pf start --web --passkey` whose page could not be served (its port held) closes its
+    session; the `pf resume --web --passkey` it names asks again from the intention on the
+    signed page, and the decision passes `verify --require person`."""
+    repo, home = make_repo(tmp_path)
+    passkey = ("--passkey", "--people", str(ada.people))
+    with holding_port(f"http://localhost:{ada.port}"):
+        interrupted = run_pf_in(repo, home, "start", INTENTION, "--web", *passkey)
+    assert (1, True) == (interrupted.returncode, "pf resume --web --passkey" in interrupted.stderr)
+    with pf_web(repo, home, "resume", *passkey) as (process, link):
+        shown = answer_and_sign(browser, link)
+        assert 0 == process.wait(timeout=TIMEOUT)
+    adr = next((repo / "docs" / "adr").glob("*.md"))
+    verified = verify_person(ada.people, adr, repo / "docs" / "CURRENT_TASK.md")
+    assert "Decision documented" in shown
+    assert (0, 2) == (verified.returncode, verified.stdout.count("Ada Lovelace")), verified.stdout
+
+
 @pytest.mark.parametrize("options", [["--web"], ["--web", "--passkey"]], ids=["web", "passkey"])
 def test_pf_web_without_the_page_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], options: list[str]
@@ -129,8 +150,18 @@ def test_pf_web_without_the_page_says_how_to_install_it(
         (["--web", "--passkey", "--people", "../missing.toml"], "people enroll NAME"),
         (["--web", "--passkey", "--people", "../empty.toml"], "people enroll NAME"),
         (["--web", "--passkey", "--people"], "--people needs the people file"),
+        (
+            ["--web", "--passkey", "--people", "../two-ports.toml"],
+            "different localhost ports (Ada Lovelace on 8765; Grace Hopper on 9000)",
+        ),
     ],
-    ids=["passkey-without-web", "people-file-missing", "people-file-lists-nobody", "no-file"],
+    ids=[
+        "passkey-without-web",
+        "people-file-missing",
+        "people-file-lists-nobody",
+        "no-file",
+        "people-on-two-ports",
+    ],
 )
 def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
     monkeypatch: pytest.MonkeyPatch,
@@ -141,12 +172,35 @@ def test_pf_passkey_misused_says_what_to_do_in_one_line_and_starts_no_session(
 ) -> None:
     repo, home = make_repo(tmp_path)
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    two_ports = [
+        SoftwareAuthenticator(seed, origin=f"http://localhost:{port}").person(name).as_toml()
+        for seed, name, port in ((1, "Ada Lovelace", 8765), (2, "Grace Hopper", 9000))
+    ]
+    (tmp_path / "two-ports.toml").write_text("\n".join(two_ports), encoding="utf-8")
     monkeypatch.chdir(repo)
     monkeypatch.setenv("HOME", str(home))
     code = run_pf(["start", "Add a thing", *options])
     [line] = capsys.readouterr().err.splitlines()
     assert (1, True) == (code, said in line), line
     assert [] == [f.name for d in (repo, home) for f in d.iterdir() if f.name != ".git"]
+
+
+@pytest.mark.parametrize("option", ["--non-interactive", "--json"])
+def test_pf_passkey_where_nothing_is_prompted_reads_no_people_file_and_lists_the_questions(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    option: str,
+) -> None:
+    """Nothing is answered, so nothing is signed: --passkey is ignored as --web is (D286)."""
+    repo, home = make_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("HOME", str(home))
+    passkey = ["--web", "--passkey", "--people", "../missing.toml"]
+    code = run_pf(["start", option, INTENTION, *passkey])
+    captured = capsys.readouterr()
+    assert (0, "") == (code, captured.err)
+    assert "uthentication" in captured.out
 
 
 def test_pf_web_passkey_whose_enrolled_port_is_taken_says_so_and_resume_asks_again(

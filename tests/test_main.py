@@ -3,56 +3,69 @@ and end with their objects frozen."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
-# Runs the entry as the console script does, then reports whether the collector was on and
-# whether the objects were frozen.
+# Runs the entry as the console script does, once for each argument list given as JSON, and
+# reports, for each, whether the collector was on and whether objects were frozen when the entry
+# returned; between two runs it puts the collector back as an interpreter starts (on, nothing
+# frozen), so each run sees what a fresh process would.
 PROBE = """
-import gc, sys
-sys.argv = ["preflight-fsm", *sys.argv[1:]]
+import gc, json, sys
 from preflight_fsm.__main__ import main
-try:
-    main()
-except SystemExit:
-    pass
-print("collector", gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)
+seen = []
+for args in json.loads(sys.argv[1]):
+    gc.enable()
+    gc.unfreeze()
+    sys.argv = ["preflight-fsm", *args]
+    try:
+        main()
+    except SystemExit:
+        pass
+    seen.append([gc.isenabled(), gc.get_freeze_count() > 0])
+print("collector", json.dumps(seen), file=sys.stderr)
 """
 
+CASES = [
+    ((), True),
+    (("--help",), True),
+    (("--version",), True),
+    (("start", "--help"), True),
+    (("list", "--help"), True),
+    (("chat", "--help"), False),
+    (("mcp", "--help"), False),
+    (("diagram", "--help"), False),
+]
 
-def _collector(*args: str) -> tuple[bool, bool]:
-    """Whether the collector was on after ``preflight-fsm *args``, and whether objects froze."""
+
+@pytest.fixture(scope="module")
+def collector_after() -> dict[tuple[str, ...], tuple[bool, bool]]:
+    """For each case's arguments: whether the collector was on after ``preflight-fsm ARGS``, and
+    whether objects froze (one interpreter runs the entry for every case, in turn)."""
+    argvs = [list(args) for args, _ in CASES]
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE, json.dumps(argvs)], capture_output=True, text=True, timeout=60
     )
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("collector "), done.stderr
-    on, frozen = last.split()[1:]
-    return on == "True", frozen == "True"
+    seen = json.loads(last.split(" ", 1)[1])
+    return {args: (on, frozen) for (args, _), (on, frozen) in zip(CASES, seen, strict=True)}
 
 
 @pytest.mark.parametrize(
     ("args", "one_shot"),
-    [
-        ((), True),
-        (("--help",), True),
-        (("--version",), True),
-        (("start", "--help"), True),
-        (("list", "--help"), True),
-        (("chat", "--help"), False),
-        (("mcp", "--help"), False),
-        (("diagram", "--help"), False),
-    ],
+    CASES,
     ids=["no-arguments", "help", "version", "start", "list", "chat", "mcp", "diagram"],
 )
 def test_only_one_shot_commands_run_without_the_collector(
-    args: tuple[str, ...], one_shot: bool
+    collector_after: dict[tuple[str, ...], tuple[bool, bool]], args: tuple[str, ...], one_shot: bool
 ) -> None:
     """D164: start/answer/show/list/delete, --help and --version turn the collector off and freeze
     their objects at the end; others (which may run for hours) keep the collector as it is."""
-    assert (not one_shot, one_shot) == _collector(*args)
+    assert (not one_shot, one_shot) == collector_after[args]
 
 
 def test_python_m_preflight_fsm_runs_the_command_line() -> None:

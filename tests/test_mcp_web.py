@@ -7,6 +7,8 @@ eras."""
 from __future__ import annotations
 
 import re
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -132,6 +134,38 @@ def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path) -> None:
             )
 
     assert "answers_need_user" == anyio.run(main)["error"]["code"]
+
+
+def test_a_poll_after_turn_1_says_what_is_recorded_and_what_waits(tmp_path: Path) -> None:
+    """Without a browser: turn 1 answered on the page (a plain form POST), the agent's call
+    with the session_id says turn 1 is recorded, how, and that turn 2 waits for the person."""
+
+    def answer_turn_1(link: str) -> None:
+        page = urllib.request.urlopen(link, timeout=30).read().decode()
+        found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert found, page
+        body = urllib.parse.urlencode(
+            {"csrf_token": found.group(1), "change_category": "Database"}
+        ).encode()
+        origin = link.split("/answer/")[0]
+        request = urllib.request.Request(link, body, {"Origin": origin}, method="POST")
+        urllib.request.urlopen(request, timeout=30).close()  # follows to turn 2's page
+
+    async def main() -> dict[str, Any]:
+        store = str(tmp_path / "s.sqlite3")
+        with anyio.fail_after(120):
+            async with connect_memory(store, answers_from="web") as client:
+                first = await call(client, "require_clarification", user_intention="Add a thing")
+                link = link_in(first["error"]["recovery_hint"])
+                await anyio.to_thread.run_sync(answer_turn_1, link)
+                sid = first["session_id"]
+                return await call(client, "require_clarification", session_id=sid)
+
+    polled = anyio.run(main)
+    assert (
+        "turn 1 recorded (answered through this server's answer page); turn 2 waits for the "
+        "person on the answer page (--answers-from web)"
+    ) == polled["error"]["message"]
 
 
 def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_path: Path) -> None:

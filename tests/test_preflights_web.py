@@ -145,6 +145,37 @@ def test_answers_an_agent_sends_are_refused_under_web(tmp_path: Path) -> None:
     assert "ANSWERS_NEED_USER" == anyio.run(main)["error"]["code"]
 
 
+def test_a_poll_after_turn_1_says_what_is_recorded_and_what_waits(tmp_path: Path) -> None:
+    """Without a browser: turn 1 answered on the page (a plain form POST), the agent's call
+    with the session_id says what `mcp` says: turn 1 recorded, how, and turn 2 waiting."""
+    repo, _home = make_repo(tmp_path)
+
+    def answer_turn_1(link: str) -> None:
+        page = urllib.request.urlopen(link, timeout=30).read().decode()
+        found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert found, page
+        body = urllib.parse.urlencode({"csrf_token": found.group(1), "auth_strategy": "OAuth"})
+        origin = link.split("/answer/")[0]
+        request = urllib.request.Request(link, body.encode(), {"Origin": origin}, method="POST")
+        urllib.request.urlopen(request, timeout=30).close()  # follows to turn 2's page
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(120):
+            async with connect_memory(
+                str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+            ) as client:
+                first = await call(client, user_intention=INTENTION, repo_path=str(repo))
+                await anyio.to_thread.run_sync(answer_turn_1, link_in(first))
+                sid = first["session_id"]
+                return await call(client, user_intention="", session_id=sid)
+
+    polled = anyio.run(main)
+    assert (
+        "turn 1 recorded (answered through this server's answer page); turn 2 waits for the "
+        "person on the answer page (--answers-from web)"
+    ) == polled["error"]["message"]
+
+
 def test_a_refused_answer_is_shown_on_the_page_and_nothing_is_recorded(
     browser: WebDriver, tmp_path: Path
 ) -> None:

@@ -83,6 +83,14 @@ class Provenance:
         return value if isinstance(value, Provenance) else cls(value)
 
 
+def answered_through(answered_by: AnsweredBy, proof: PasskeyProof | None = None) -> str:
+    """How one recorded step was answered, in a few words for a message ("signed by Ada with
+    their passkey", "answered through this server's answer page")."""
+    if proof is not None:
+        return f"signed by {proof.person} with their passkey"
+    return "answered through " + MEANINGS[answered_by]
+
+
 def check_answered_by(value: object) -> AnsweredBy:
     """``value`` if it is one of :data:`ANSWERED_BY`, else InvalidAnswers saying what to send."""
     if type(value) is str and value in SOURCES:

@@ -53,12 +53,41 @@ def answer_on_page(
 
 def enrolled_port(people: People) -> int:
     """The loopback port the people file's passkeys were enrolled on (their origin's): the
-    page that asks for them must be served there."""
+    page that asks for them must be served there. A passkey signs only on the origin it was
+    enrolled on and the page listens on one port, so InvalidPeopleFile, naming who enrolled on
+    which port and what to do, when no one port serves everybody enrolled on localhost
+    (docs/decisions.md D285)."""
+    ports: dict[str, list[int]] = {}  # each person's localhost ports, in their file's order
     for person in people:
-        origin = next((o for o in person.origins if o.startswith("http://localhost:")), None)
-        if person.rp_id == "localhost" and origin is not None:
-            return int(origin.rsplit(":", 1)[1])
-    raise InvalidPeopleFile(
-        f"{people.source}: nobody enrolled a passkey on localhost; run preflight-fsm people "
-        "enroll NAME first"
+        if person.rp_id == "localhost":
+            local = [int(o.rsplit(":", 1)[1]) for o in person.origins if o.startswith(_LOCAL)]
+            if local:
+                ports[person.name] = local
+    if not ports:
+        raise InvalidPeopleFile(
+            f"{people.source}: nobody enrolled a passkey on localhost; run preflight-fsm people "
+            "enroll NAME first"
+        )
+    for port in next(iter(ports.values())):  # the first one's, when everybody has it
+        if all(port in held for held in ports.values()):
+            return port
+    raise InvalidPeopleFile(_ports_conflict(people.source, ports))
+
+
+_LOCAL: Final = "http://localhost:"
+
+
+def _ports_conflict(source: str, ports: dict[str, list[int]]) -> str:
+    by_port: dict[int, list[str]] = {}
+    for name, held in ports.items():
+        for port in sorted(held):
+            by_port.setdefault(port, []).append(name)
+    listed = "; ".join(f"{', '.join(names)} on {port}" for port, names in sorted(by_port.items()))
+    usual = max(by_port, key=lambda port: (len(by_port[port]), -port))
+    return (
+        f"{source}: the passkeys were enrolled on different localhost ports ({listed}), and "
+        "the signing page is served on one port (a passkey signs only on the origin it was "
+        f"enrolled on): enroll everyone on one port (remove the others' entries, then "
+        f"preflight-fsm people enroll NAME --port {usual}), or give --people a file listing "
+        "only the people of one port"
     )

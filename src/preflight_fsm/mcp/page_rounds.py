@@ -32,7 +32,7 @@ from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE, SIGNED, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
 from preflight_fsm.web import AnswerPage, PageListener
 
-__all__ = ["PageRounds", "can_open_urls"]
+__all__ = ["PageRounds", "can_open_urls", "waiting_message"]
 
 PAGE_MESSAGE: Final = (
     "preflight-fsm needs your decision before code is written: open this page to answer "
@@ -89,9 +89,7 @@ class PageRounds:
             level: AnswersFrom = host.answers_from
             return host.failure(
                 "answers_need_user",
-                f"turn {asked.turn} is answered by the person on the answer page"
-                f"{SIGNED if level == 'person' else ''} (--answers-from {level}); nothing was "
-                "recorded yet",
+                waiting_message(level, asked.turn, asked.before),
                 asked.session_id,
                 hint=_on_page_hint(level, link, asked.session_id),
             )
@@ -155,6 +153,20 @@ class PageRounds:
             session_id,
             hint=_on_page_hint(host.answers_from, link or "(ask again)", session_id),
         )
+
+
+def waiting_message(level: AnswersFrom, turn: int, before: str | None) -> str:
+    """What an agent's call learns while turn ``turn`` waits for the person on the page: what
+    is recorded (the turns before it, the last one ``before``) and what waits."""
+    on_page = f"the person on the answer page{SIGNED if level == 'person' else ''}"
+    waits = f"turn {turn} waits for {on_page} (--answers-from {level})"
+    if turn <= 1:
+        return f"{waits}; nothing is recorded yet"
+    how = f" ({before})" if before else ""
+    if turn == 2:
+        return f"turn 1 recorded{how}; {waits}"
+    last = f" (turn {turn - 1} {before})" if before else ""
+    return f"turns 1-{turn - 1} recorded{last}; {waits}"
 
 
 def _on_page_hint(level: AnswersFrom, link: str, session_id: str) -> str:

@@ -88,7 +88,9 @@ class Round:
 
     ``version`` and ``turn`` are what the sealed request state pins (0 when the server does not
     track them); ``intention`` is what the form says is being clarified; ``source`` is the
-    host's own view of the session (a loaded machine, a result), handed back to it unread.
+    host's own view of the session (a loaded machine, a result), handed back to it unread;
+    ``before`` says how the turn before this one was recorded (``answered_through``), when the
+    host knows.
     """
 
     session_id: str
@@ -97,6 +99,7 @@ class Round:
     intention: str
     questions: tuple[Question, ...]
     source: Any = field(default=None, compare=False, repr=False)
+    before: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

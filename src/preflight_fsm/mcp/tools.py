@@ -24,6 +24,7 @@ from preflight_fsm import (
     InvalidAnswers,
     PreflightFsmError,
 )
+from preflight_fsm.answered_by import answered_through
 from preflight_fsm.mcp.arguments import Answers, Intention, OptionalContext, SessionId, TurnNumber
 from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.errors import failed, failure_of
@@ -336,6 +337,7 @@ class ClarificationTools:
             machine.intention,
             turn.questions,
             source=position,
+            before=_last_step(machine),
         )
 
     async def reopen(self, state: RoundState) -> Round | Any:
@@ -392,3 +394,10 @@ class _MovedOn(Exception):
     def __init__(self, position: _Stored) -> None:
         super().__init__(position.session_id)
         self.position = position
+
+
+def _last_step(machine: ClarificationMachine) -> str | None:
+    """How the session's last recorded step was answered (None before its first)."""
+    if not machine.answered_by:
+        return None
+    return answered_through(machine.answered_by[-1], machine.proofs[-1])

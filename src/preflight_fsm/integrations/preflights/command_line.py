@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Final
 
@@ -143,10 +143,13 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
 
         _fail(PASSKEY_NEEDS_WEB)
         return int(ExitCode.USER_ERROR)
-    try:  # the page runs on the mcp extra's parts (its server, py_webauthn); plain pf does not
-        from preflight_fsm.integrations.preflights.page_loop import on_the_page
-    except ImportError as exc:
-        if web:
+    # The page runs on the mcp extra's parts (its server, py_webauthn), a second of CPU to
+    # import: plain pf imports none of it.
+    page: Callable[..., AbstractContextManager[None]] | None = None
+    if web:
+        try:
+            from preflight_fsm.integrations.preflights.page_loop import on_the_page
+        except ImportError as exc:
             from preflight_fsm.extras import install_hint
 
             _fail(
@@ -154,8 +157,9 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
                 + install_hint("mcp")
             )
             return int(ExitCode.USER_ERROR)
+        page = on_the_page
     people = None
-    if passkey:  # checked before pf starts a session: a refused start leaves nothing behind
+    if passkey and _prompts(args):  # checked before pf starts a session: nothing left behind
         from preflight_fsm.cli.passkey_option import signers
         from preflight_fsm.errors import InvalidPeopleFile
 
@@ -180,7 +184,7 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
         engine_header(),
         pf_hints(pf_app, app.asked_last, lambda: app.user_errors.append(INPUT_ENDED)),
         near_miss_prompts(app.engine_flow.limits.max_answer_chars),
-        on_the_page(app, people=people) if web else nullcontext(),
+        page(app, people=people) if page is not None else nullcontext(),
         _listed_in_help(pf_app),
     ):
         code = _exit_code(lambda: pf_app.main(args=list(args), prog_name=prog_name))
@@ -189,6 +193,17 @@ def run_pf(args: Sequence[str], *, flow: Flow | None = None, prog_name: str = "p
     if app.user_errors and code == ExitCode.SYSTEM_ERROR:
         code = int(ExitCode.USER_ERROR)  # pf reports every app error as its system error
     return code
+
+
+def _prompts(args: Sequence[str]) -> bool:
+    """Whether pf prompts the person with ``args``: not under ``--non-interactive`` or
+    ``--json``, nor ``pf answer`` without ``-i``. A command that prompts nothing answers
+    nothing on the page, so ``--passkey`` has nothing to sign there and its people file is not
+    read, as ``--web`` changes nothing there (docs/decisions.md D286)."""
+    if "--non-interactive" in args or "--json" in args:
+        return False
+    command = next((arg for arg in args if not arg.startswith("-")), None)
+    return command != "answer" or "-i" in args or "--interactive" in args
 
 
 def _passkey_options(args: list[str]) -> tuple[bool, Path | None, list[str]]:

@@ -29,7 +29,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp_types import InputRequiredResult
 
-from preflight_fsm.answered_by import AnsweredBy
+from preflight_fsm.answered_by import AnsweredBy, answered_through
 from preflight_fsm.integrations.preflights.application import NO_DECISION
 from preflight_fsm.mcp.policy import NEED_USER_ARGUMENTS, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
@@ -69,12 +69,14 @@ def ended(result: Result) -> bool:
 @dataclass(frozen=True, slots=True)
 class _Asked:
     """A session's current round: what it clarifies, Preflights' result listing the questions,
-    its serial (a new one per round, so a page link names one round) and its turn number."""
+    its serial (a new one per round, so a page link names one round), its turn number and how
+    the turn before it was recorded (``answered_through``; None for the first)."""
 
     intention: str
     result: Result
     serial: int
     turn: int
+    before: str | None = None
 
 
 def _error(code: str, message: str, hint: str, session_id: str | None = None) -> Result:
@@ -136,11 +138,16 @@ class PreflightsForms:
         return await anyio.to_thread.run_sync(run)
 
     def _round_of(
-        self, result: Result, intention: str | None, session_id: str | None = None
+        self,
+        result: Result,
+        intention: str | None,
+        session_id: str | None = None,
+        before: str | None = None,
     ) -> Round | Result:
         """``result``'s questions as a round, remembered with the intention they clarify (the
-        one kept when a continuing call does not repeat it); any other result as it is, and
-        as the outcome of ``session_id`` when it ends the session."""
+        one kept when a continuing call does not repeat it) and how the turn before was
+        recorded (``before``); any other result as it is, and as the outcome of ``session_id``
+        when it ends the session."""
         if result.get("status") != "needs_clarification":
             # A failed round (a conflict, a store error) leaves the round waiting as it was.
             done = result.get("session_id") or (session_id if ended(result) else None)
@@ -159,7 +166,7 @@ class PreflightsForms:
             else:
                 turn = kept.turn + 1 if kept is not None else 1
                 chosen = intention or (kept.intention if kept else "this change")
-                asked = _Asked(chosen, result, next(self._serials), turn)
+                asked = _Asked(chosen, result, next(self._serials), turn, before)
             _bounded_put(self._asked, session_id, asked)
         return _round(session_id, asked)
 
@@ -203,7 +210,8 @@ class PreflightsForms:
         error = following.get("error") or {}
         if following.get("status") == "error" and error.get("code") == "INVALID_ANSWER":
             return Refusal(str(error.get("message")))
-        return self._round_of(following, None, asked.session_id)
+        before = answered_through(answered_by, proof)
+        return self._round_of(following, None, asked.session_id, before)
 
     # -- the form rounds' host ---------------------------------------------------------------
 
@@ -261,6 +269,7 @@ def _round(session_id: str, asked: _Asked) -> Round:
         asked.intention,
         _questions(asked.result),
         source=asked.result,
+        before=asked.before,
     )
 
 
