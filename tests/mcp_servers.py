@@ -12,12 +12,14 @@ tests that remain keep the process boundary).
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import logging
 import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -33,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ElicitationFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types import CallToolResult
 
 import warm_processes
@@ -177,6 +180,20 @@ async def connect_memory(
     assert [] == records.seen
 
 
+@functools.cache
+def _client_tls() -> ssl.SSLContext:
+    """The default TLS context (certificates verified), built once: each HTTP client would load
+    the CA bundle again, about 30 ms of CPU, for servers on loopback HTTP."""
+    return httpx2.create_ssl_context()
+
+
+def _mcp_http_client(headers: dict[str, str] | None) -> httpx2.AsyncClient:
+    """The client the SDK's ``create_mcp_http_client`` builds (its timeouts, ``headers``), on the
+    shared TLS context."""
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_client_tls())
+
+
 @asynccontextmanager
 async def connect_http(
     url: str,
@@ -189,7 +206,7 @@ async def connect_http(
     token, sent as an MCP client configured by ``setup`` sends it)."""
     headers = {"Authorization": f"Bearer {token}"} if token is not None else None
     async with (
-        create_mcp_http_client(headers=headers) as http,
+        _mcp_http_client(headers) as http,
         Client(
             streamable_http_client(url, http_client=http),
             mode=mode,
