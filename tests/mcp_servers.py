@@ -57,6 +57,7 @@ __all__ = [
     "PREFLIGHT_FSM",
     "HttpServer",
     "call",
+    "client_tls",
     "connect_http",
     "connect_memory",
     "connect_stdio",
@@ -181,9 +182,10 @@ async def connect_memory(
 
 
 @functools.cache
-def _client_tls() -> ssl.SSLContext:
-    """The default TLS context (certificates verified), built once: each HTTP client would load
-    the CA bundle again, about 30 ms of CPU, for servers on loopback HTTP."""
+def client_tls() -> ssl.SSLContext:
+    """The default TLS context (certificates verified), built once, for the tests' HTTP clients
+    (``verify=``): each client would load the CA bundle again, about 30 ms of CPU, for servers on
+    loopback HTTP."""
     return httpx2.create_ssl_context()
 
 
@@ -191,7 +193,7 @@ def _mcp_http_client(headers: dict[str, str] | None) -> httpx2.AsyncClient:
     """The client the SDK's ``create_mcp_http_client`` builds (its timeouts, ``headers``), on the
     shared TLS context."""
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
-    return httpx2.AsyncClient(headers=headers, timeout=timeout, verify=_client_tls())
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, verify=client_tls())
 
 
 @asynccontextmanager

@@ -19,7 +19,7 @@ import httpx2
 import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from mcp_servers import HttpServer, call, connect_http, free_port, http_server
+from mcp_servers import HttpServer, call, client_tls, connect_http, free_port, http_server
 from preflight_fsm.mcp.tokens import add_token
 from test_mcp_enroll import enrolled_through, signed_turn
 from test_mcp_web import type_of
@@ -133,7 +133,9 @@ def test_the_public_host_kept_by_the_proxy_is_served(
     url, _, token = proxied
     port = url.split(":")[2].split("/")[0]
     headers = {"Authorization": f"Bearer {token}", "Host": f"fsm.localhost:{port}"}
-    health = httpx2.get(url.replace("/mcp", "/healthz"), headers=headers, timeout=30)
+    health = httpx2.get(
+        url.replace("/mcp", "/healthz"), headers=headers, timeout=30, verify=client_tls()
+    )
     assert 200 == health.status_code
 
 
@@ -142,7 +144,7 @@ def test_another_origin_is_refused_through_the_proxy(
 ) -> None:
     url, _, token = proxied
     headers = {"Authorization": f"Bearer {token}", "Origin": "http://evil.example"}
-    response = httpx2.post(url, content=b"{}", headers=headers, timeout=30)
+    response = httpx2.post(url, content=b"{}", headers=headers, timeout=30, verify=client_tls())
     assert 403 == response.status_code
 
 
@@ -151,5 +153,5 @@ def test_a_host_the_server_does_not_serve_is_refused_through_the_proxy(
 ) -> None:
     url, _, token = proxied
     headers = {"Host": "evil.example", "Authorization": f"Bearer {token}"}
-    response = httpx2.post(url, content=b"{}", headers=headers, timeout=30)
+    response = httpx2.post(url, content=b"{}", headers=headers, timeout=30, verify=client_tls())
     assert 421 == response.status_code

@@ -20,6 +20,7 @@ import pytest
 from mcp_servers import (
     PREFLIGHT_FSM,
     call,
+    client_tls,
     connect_http,
     http_server,
     shared_http_server,
@@ -70,7 +71,9 @@ def test_a_network_address_without_authentication_is_refused_naming_the_options(
 def test_healthz_says_the_store_is_reachable_to_a_load_balancer_asking_by_address() -> None:
     with shared_http_server() as server:
         health = server.url.replace("/mcp", "/healthz")
-        response = httpx2.get(health, headers={"Host": "10.0.0.5:8765"}, timeout=30)
+        response = httpx2.get(
+            health, headers={"Host": "10.0.0.5:8765"}, timeout=30, verify=client_tls()
+        )
     assert (200, "reachable") == (response.status_code, response.json()["store"])
 
 
@@ -80,7 +83,9 @@ def _initialize(url: str, token: str) -> int:
         "Content-Type": "application/json",
         "Authorization": f"Bearer {token}",
     }
-    return httpx2.post(url, content=INITIALIZE, headers=headers, timeout=30).status_code
+    return httpx2.post(
+        url, content=INITIALIZE, headers=headers, timeout=30, verify=client_tls()
+    ).status_code
 
 
 def test_one_client_opening_sessions_as_fast_as_it_can_leaves_another_served(
@@ -159,7 +164,9 @@ def test_a_client_sending_its_request_head_too_slowly_is_cut_off(tmp_path: Path)
         with socket.create_connection(("127.0.0.1", port), timeout=30) as slow:
             slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             closed = slow.recv(1024)  # blocks until the server closes the connection
-        healthy = httpx2.get(server.url.replace("/mcp", "/healthz"), timeout=30)
+        healthy = httpx2.get(
+            server.url.replace("/mcp", "/healthz"), timeout=30, verify=client_tls()
+        )
     assert (b"", 200) == (closed, healthy.status_code)
 
 

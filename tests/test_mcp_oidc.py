@@ -18,7 +18,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import OctKey, RSAKey
 
-from mcp_servers import HttpServer, call, connect_http, http_server
+from mcp_servers import HttpServer, call, client_tls, connect_http, http_server
 from preflight_fsm.mcp.oidc import IssuerUnavailable, OidcSettings, OidcVerifier
 
 AUDIENCE = "preflight-fsm-test"
@@ -149,10 +149,10 @@ def protected(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def test_a_401_points_at_the_protected_resource_metadata_which_names_the_issuer(
     issuer: Issuer, protected: HttpServer
 ) -> None:
-    refused = httpx2.post(protected.url, content=b"{}", timeout=30)
+    refused = httpx2.post(protected.url, content=b"{}", timeout=30, verify=client_tls())
     challenge = refused.headers["www-authenticate"]
     metadata_url = challenge.split('resource_metadata="', 1)[1].split('"', 1)[0]
-    metadata = httpx2.get(metadata_url, timeout=30).json()
+    metadata = httpx2.get(metadata_url, timeout=30, verify=client_tls()).json()
     assert (401, [issuer.url]) == (refused.status_code, metadata["authorization_servers"])
 
 
@@ -176,6 +176,7 @@ def test_an_expired_token_gets_401_and_runs_nothing(issuer: Issuer, protected: H
         content=b"{}",
         headers={"Authorization": f"Bearer {token}"},
         timeout=30,
+        verify=client_tls(),
     )
     assert 401 == response.status_code
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_servers import HttpServer, http_server, shared_preflights_server
+from mcp_servers import HttpServer, client_tls, http_server, shared_preflights_server
 from preflight_fsm.mcp.origins import OriginPolicy, origin_of, public_url_problem
 
 INITIALIZE = {
@@ -30,7 +30,11 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 def post(server: HttpServer, **headers: str) -> httpx2.Response:
     """An MCP initialize request to ``server`` with ``headers`` (Host and Origin among them)."""
     return httpx2.post(
-        server.url, content=json.dumps(INITIALIZE), headers={**ACCEPT, **headers}, timeout=30
+        server.url,
+        content=json.dumps(INITIALIZE),
+        headers={**ACCEPT, **headers},
+        timeout=30,
+        verify=client_tls(),
     )
 
 

@@ -14,7 +14,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_servers import PREFLIGHT_FSM, HttpServer, call, connect_http, http_server
+from mcp_servers import PREFLIGHT_FSM, HttpServer, call, client_tls, connect_http, http_server
 from preflight_fsm.integrations.preflights.sessions import KEY_PREFIX, OWNER
 from preflight_fsm.mcp.tokens import (
     TOKEN_PREFIX,
@@ -112,7 +112,9 @@ def test_a_request_without_a_valid_token_gets_401_with_www_authenticate(
     headers = {"Accept": "application/json, text/event-stream"}
     if authorization is not None:
         headers["Authorization"] = authorization
-    response = httpx2.post(team.server.url, content=b"{}", headers=headers, timeout=30)
+    response = httpx2.post(
+        team.server.url, content=b"{}", headers=headers, timeout=30, verify=client_tls()
+    )
     assert 401 == response.status_code
     assert response.headers["www-authenticate"].startswith("Bearer ")
 
@@ -129,7 +131,9 @@ def test_a_tool_call_with_a_forged_token_runs_nothing(team: TeamServer) -> None:
         "Authorization": "Bearer " + TOKEN_PREFIX + "forged",
     }
     before = _stored(team)
-    response = httpx2.post(team.server.url, json=call_tool, headers=headers, timeout=30)
+    response = httpx2.post(
+        team.server.url, json=call_tool, headers=headers, timeout=30, verify=client_tls()
+    )
     assert (401, before) == (response.status_code, _stored(team))
 
 
