@@ -24,7 +24,7 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 # `make test-core`: the loop run while changing the engine, each property on a few inputs; the
-# full counts (dev, ci) run in `make test`, many more in `make fuzz`.
+# full counts run in `make test` (dev) and `make bench-check` (ci), many more in `make fuzz`.
 settings.register_profile("core", max_examples=20, deadline=None)
 # `make fuzz`: the same properties, many more inputs (FUZZ_EXAMPLES each, 20,000 by default).
 settings.register_profile(
