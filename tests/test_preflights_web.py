@@ -22,6 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import connect_http, connect_memory, connect_stdio, http_server
+from preflight_fsm.mcp.policy import AnswersFrom
 from preflights_e2e import CORE_ANSWERS, make_repo
 from test_mcp_web import Person
 from web_browser import submit
@@ -85,19 +86,26 @@ async def call(client: Client, **arguments: Any) -> dict[str, Any]:
     return structured
 
 
-def test_the_person_answers_preflights_rounds_on_the_page_and_the_adr_says_so(
-    browser: WebDriver, tmp_path: Path
-) -> None:
-    repo, _home = make_repo(tmp_path)
+def _rounds_on_the_page_in_memory(
+    browser: WebDriver, tmp_path: Path, repo: Path, answers_from: AnswersFrom
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """``link_then_outcome`` against ``mcp --preflights --answers-from ANSWERS_FROM`` in memory."""
 
     async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
         with anyio.fail_after(120):
             async with connect_memory(
-                str(tmp_path / "s.sqlite3"), answers_from="web", preflights=True
+                str(tmp_path / "s.sqlite3"), answers_from=answers_from, preflights=True
             ) as client:
                 return await link_then_outcome(client, browser, repo)
 
-    first, shown, then = anyio.run(main)
+    return anyio.run(main)
+
+
+def test_the_person_answers_preflights_rounds_on_the_page_and_the_adr_says_so(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    repo, _home = make_repo(tmp_path)
+    first, shown, then = _rounds_on_the_page_in_memory(browser, tmp_path, repo, "web")
     assert "ANSWERS_NEED_USER" == first["error"]["code"]
     assert "completed" == then["status"]
     assert "Passkeys" in adr_of(then, repo)
@@ -238,15 +246,7 @@ def test_under_user_a_client_without_forms_gets_the_pages_link(
     browser: WebDriver, tmp_path: Path
 ) -> None:
     repo, _home = make_repo(tmp_path)
-
-    async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
-        with anyio.fail_after(120):
-            async with connect_memory(
-                str(tmp_path / "s.sqlite3"), answers_from="user", preflights=True
-            ) as client:
-                return await link_then_outcome(client, browser, repo)
-
-    first, _shown, then = anyio.run(main)
+    first, _shown, then = _rounds_on_the_page_in_memory(browser, tmp_path, repo, "user")
     assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
     assert "user_web" in adr_of(then, repo)
 

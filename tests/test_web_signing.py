@@ -24,6 +24,7 @@ from preflight_fsm.cli import app
 from preflight_fsm.passkeys import step_challenge
 from preflight_fsm.people import People
 from preflight_fsm.store import Sessions
+from preflight_fsm.store.base import StoredSession
 from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
@@ -63,12 +64,18 @@ def _answer_and_sign(browser: webdriver.Chrome, label: str) -> str:
     return passkey_outcome(browser)
 
 
-def test_a_whole_session_is_answered_and_signed_with_the_persons_passkey(
-    browser: webdriver.Chrome, signing: Signing
-) -> None:
+def _a_new_session(signing: Signing) -> tuple[StoredSession, str]:
+    """A session started on the signing page's store, and the page's link to its turn."""
     record = signing.sessions.create(ClarificationMachine("Add a thing"))
     link = signing.page.link(record.id)
     assert link is not None
+    return record, link
+
+
+def test_a_whole_session_is_answered_and_signed_with_the_persons_passkey(
+    browser: webdriver.Chrome, signing: Signing
+) -> None:
+    record, link = _a_new_session(signing)
     browser.get(link)
     assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
     submit(browser, "#passkey-next")
@@ -82,9 +89,7 @@ def test_a_whole_session_is_answered_and_signed_with_the_persons_passkey(
 def test_a_passkey_not_in_the_people_file_records_nothing_and_the_page_says_why(
     browser: webdriver.Chrome, signing: Signing
 ) -> None:
-    record = signing.sessions.create(ClarificationMachine("Add a thing"))
-    link = signing.page.link(record.id)
-    assert link is not None
+    record, link = _a_new_session(signing)
     browser.remove_virtual_authenticator()
     with virtual_authenticator(browser):  # another person's authenticator: not enrolled
         browser.get(link)
@@ -100,9 +105,7 @@ def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
     she signed turn 1 (a clone) signs turn 2 with a count already seen; the page says so and
     records nothing, and the counts file beside the people file holds the last count (D277)."""
     [copy] = browser.get_credentials()
-    record = signing.sessions.create(ClarificationMachine("Add a thing"))
-    link = signing.page.link(record.id)
-    assert link is not None
+    record, link = _a_new_session(signing)
     browser.get(link)
     assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
     submit(browser, "#passkey-next")
