@@ -1,4 +1,4 @@
-"""mcp/store_work.py: a tool's store work runs on the event loop unless it would wait (D287)."""
+"""mcp/store_work.py: a tool's store work runs on the event loop unless it would wait (D288)."""
 
 from __future__ import annotations
 

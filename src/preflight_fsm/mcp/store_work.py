@@ -1,5 +1,5 @@
 """Where a tool's store work runs: on the event loop when the store promises not to wait, else
-in a worker thread (D287).
+in a worker thread (D288).
 
 A worker thread costs each call two thread switches (about a tenth of an echo call's CPU on
 this machine, more under load), and over stdio one agent waits for its answer anyway. But store
