@@ -11,7 +11,7 @@ never answer, gets ``-32600``, and so does a line longer than the HTTP transport
 whose rest is skipped unread. The SDK is not patched.
 
 Each reply is written and flushed to the wire in one worker-thread hop (the SDK's own standard
-output takes one hop to write and another to flush: a tenth of an echo call's CPU here, D289).
+output takes one hop to write and another to flush: a tenth of an echo call's CPU here, D290).
 While the server runs, file descriptor 1 points at standard error, as the SDK's transport does
 it: a stray write (a library's ``print``, a child process) cannot corrupt the replies.
 """
