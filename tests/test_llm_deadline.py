@@ -15,15 +15,17 @@ from collections.abc import Callable
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 
 from preflights.core.types import default_v1_heuristics
 
 from llm_server import LLMServer, Reply
 from preflight_fsm.llm import GuardedLLMAdapter, Replacement
 from preflight_fsm.llm.providers import provider_adapter
+
+installed.require("anthropic", "openai")
 
 CONFIG = default_v1_heuristics()
 DEADLINE = 0.2

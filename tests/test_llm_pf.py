@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 
 from llm_server import WORDING, LLMServer, Reply
 from preflights_e2e import (
@@ -31,6 +31,8 @@ from preflights_e2e import (
     run_pf,
     written_decisions,
 )
+
+installed.require("anthropic", "openai")
 
 BY_ID = {case.id: case for case in CASES}
 REPLACED = "preflight-fsm: the engine answered instead of the LLM"

@@ -11,9 +11,9 @@ import logging
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 
 from preflights.core.types import default_v1_heuristics
 
@@ -24,6 +24,8 @@ from preflight_fsm.llm.providers import (
     chosen_provider,
     provider_adapter,
 )
+
+installed.require("anthropic", "openai")
 
 CONFIG = default_v1_heuristics()
 DEADLINE = 0.5

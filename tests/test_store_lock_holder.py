@@ -96,8 +96,8 @@ def test_a_write_that_cannot_get_the_lock_in_time_is_told_the_store_is_busy(
 def test_the_mcp_server_keeps_answering_reads_while_another_process_holds_the_lock(
     transport: str, tmp_path: Path
 ) -> None:
-    """Each call's store work runs in a worker thread (D275), so a write waiting for the lock
-    holds none of the agent's reads."""
+    """A write that would wait for the lock moves off the event loop to a worker thread (D275,
+    D288), so it holds none of the agent's reads."""
     store = tmp_path / "sessions.sqlite3"
     errors = tmp_path / "stderr"
 

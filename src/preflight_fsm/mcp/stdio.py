@@ -33,12 +33,18 @@ from pydantic import ValidationError
 __all__ = ["MAX_LINE_CHARS", "checked", "request_id", "run_stdio"]
 
 _MAX_ID_CHARS: Final = 200  # an id is a short token; a longer "id" is not looked for
+_MESSAGE: Final = types.jsonrpc_message_adapter
 MAX_LINE_CHARS: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The longest request line read whole: the SDK's HTTP body limit (4 MiB)."""
 
 
 def checked(line: str) -> types.JSONRPCError | None:
     """None for a line the transport reads as a JSON-RPC message, else the error to reply."""
+    try:  # a request (nearly every line) read as the transport reads it: one parse, no more
+        if type(_MESSAGE.validate_json(line, by_name=False)) is types.JSONRPCRequest:
+            return None
+    except ValidationError:
+        pass  # said why below
     try:
         raw = pydantic_core.from_json(line)
     except ValueError as exc:
@@ -49,7 +55,7 @@ def checked(line: str) -> types.JSONRPCError | None:
             None, types.INVALID_REQUEST, "Invalid request: the id must be a string or an integer"
         )
     try:
-        types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
+        _MESSAGE.validate_python(raw, by_name=False)
     except ValidationError as exc:
         problem = f"Validation error: {exc.error_count()} problem(s): " + "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'message'}: {e['msg']}" for e in exc.errors()[:3]
