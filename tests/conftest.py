@@ -181,9 +181,10 @@ def browser() -> Iterator[object]:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def enrolled(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the module."""
+    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the test process (each
+    test puts it in the browser and carries its signature counter on: ``ada``)."""
     from person_passkey import enroll
 
     return enroll(browser, tmp_path_factory.mktemp("person"))
