@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 
 from preflights.core.types import default_v1_heuristics
 
@@ -25,8 +25,10 @@ from llm_server import LLMServer, Reply
 from preflight_fsm.llm import GuardedLLMAdapter, Replacement
 from preflight_fsm.llm.providers import provider_adapter
 
+installed.require("anthropic", "openai")
+
 CONFIG = default_v1_heuristics()
-DEADLINE = 0.2
+DEADLINE = 0.1  # each of the CALLS waits it out
 CALLS = 10
 # How long a thread or connection may take to end once its deadline passed: generous, for load.
 GRACE = 10.0

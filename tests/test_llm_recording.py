@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
 
 from preflights.core.types import default_v1_heuristics
 
@@ -25,6 +26,8 @@ from preflight_fsm.llm.recording import (
     ReplayLLMAdapter,
     prompt_hash,
 )
+
+installed.require("anthropic")
 
 CONFIG = default_v1_heuristics()
 INTENTION = "Improve the checkout flow"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +26,8 @@ from preflight_fsm.llm import GuardedLLMAdapter
 from preflight_fsm.llm.providers import provider_adapter
 from preflight_fsm.llm.shown_text import c5_problems, patch_texts, turn_texts
 from preflight_fsm.option_names import flow_options
+
+installed.require("anthropic", "openai")
 
 CONFIG = default_v1_heuristics()
 DEADLINE = 10.0

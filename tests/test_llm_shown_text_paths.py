@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import regex
 
+import installed
+
 pytest.importorskip("preflights")
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
 pytest.importorskip("mcp")
 
 import anyio
@@ -50,6 +50,8 @@ from preflights_e2e import (
     pf_in_terminal,
     written_decisions,
 )
+
+installed.require("anthropic", "openai")
 
 INTENTION = "Improve the checkout flow"
 ROUNDS = ({"change_category": "Database"}, {"db_type": "MySQL"})

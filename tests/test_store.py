@@ -8,7 +8,9 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +25,7 @@ from preflight_fsm.errors import (
     StoreUnavailable,
 )
 from preflight_fsm.store import MemoryStore, SessionStore, SqliteStore, open_store, shown_location
-from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock
+from preflight_fsm.store.base import DEFAULT_EXPIRE_AFTER, Clock, StoreWouldWait
 from preflight_fsm.store.testing import DurableStoreConformance, StoreConformance, StoreFactory
 from store_backends import BACKENDS, DURABLE_BACKENDS, FakeClock, flush, open_backend, running_redis
 
@@ -509,3 +511,52 @@ def test_a_backup_of_a_store_in_use_opens_alone_with_every_session(tmp_path: Pat
     assert not (tmp_path / "backup.sqlite3-wal").exists()
     with SqliteStore(tmp_path / "backup.sqlite3") as copy:
         assert 30 == len(copy.list())
+
+
+@contextmanager
+def _write_lock_held_by_another_connection(path: Path) -> Iterator[None]:
+    """Another connection (SQLite locks it as it would another process) holds the write lock."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_sqlite_write_that_would_wait_for_the_lock_refuses_at_once_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    with SqliteStore(tmp_path / "s.sqlite3", timeout=60.0) as store:
+        store.create("s1", '{"x": 1}')
+        trying = store.without_waiting()
+        assert trying is not None
+        started = time.monotonic()
+        with _write_lock_held_by_another_connection(store.path), trying:
+            with pytest.raises(StoreWouldWait):
+                store.put("s1", '{"x": 2}', 1)
+            with pytest.raises(StoreWouldWait):
+                store.create("s2", '{"x": 1}')
+            assert 1 == store.get("s1").version  # reads take no lock a writer holds
+        assert time.monotonic() - started < 30  # neither write waited its 60 s bound
+        assert ["s1"] == store.list()
+
+
+def test_a_sqlite_write_outside_without_waiting_waits_for_the_lock_again(tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "s.sqlite3", timeout=0.3) as store:
+        store.create("s1", '{"x": 1}')
+        trying = store.without_waiting()
+        assert trying is not None
+        with _write_lock_held_by_another_connection(store.path):
+            with trying, pytest.raises(StoreWouldWait):
+                store.put("s1", '{"x": 2}', 1)
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="is busy"):
+                store.put("s1", '{"x": 2}', 1)
+            assert time.monotonic() - started >= 0.25  # its bound, not the refusal's zero
+        assert 2 == store.put("s1", '{"x": 2}', 1).version
+
+
+def test_a_store_that_says_nothing_makes_no_promise_not_to_wait() -> None:
+    assert None is MemoryStore().without_waiting()

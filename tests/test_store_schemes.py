@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,13 @@ def test_memory_with_anything_after_it_is_refused() -> None:
     """Only memory: itself is the in-process store; memory:x is refused, not a new store."""
     with pytest.raises(StoreUnavailable, match="write memory: alone"):
         open_store("memory:x")
+
+
+def test_sqlites_in_memory_name_is_refused_rather_than_made_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--store :memory: names no file: it is refused with what to write, and no file appears."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreUnavailable, match="or write memory: for sessions kept in one process"):
+        open_store(":memory:")
+    assert [] == list(tmp_path.iterdir())

@@ -5,6 +5,7 @@ Deceptive and invisible characters are written as escapes, so this file shows wh
 
 from __future__ import annotations
 
+import ast
 import bisect
 import doctest
 import importlib.util
@@ -347,40 +348,28 @@ def test_confusable_keys_of_a_look_alike_hold_the_placeholders_key(
     assert placeholder in confusable_keys(raw)
 
 
-@pytest.mark.parametrize(
-    "rounds", [5, pytest.param(30, marks=pytest.mark.bench_check)], ids=["5-rounds", "30-rounds"]
-)
-def test_prototypes_are_never_seen_half_built_by_another_thread(rounds: int) -> None:
-    """The look-alike table, built on first use, is whole for every thread that reads it.
+def test_a_confusables_row_becomes_a_prototype_entry_with_every_character_escaped() -> None:
+    """The generator writes each TS #39 row as a PROTOTYPES entry holding only ASCII (C5)."""
+    entry = _generator().prototype_entry("0422 0054 1D400")
+    assert '    0x0422: "\\u0054\\U0001d400",' == entry
+    assert {0x0422: "T\U0001d400"} == ast.literal_eval("{" + entry + "}")
 
-    A fresh interpreter (the table unbuilt) with a tiny switch interval, so that threads
-    interleave while the first of them builds it; repeated on a reloaded module (`make test` 5
-    times, `make bench-check` 30).
-    """
-    code = (
-        "import importlib, sys, threading\n"
-        "sys.setswitchinterval(1e-6)\n"
-        "import preflight_fsm.text as text\n"
-        "probe = '\\u0422\\u0412\\u0410'\n"
-        "expected = text.skeleton(probe)\n"
-        "wrong = 0\n"
-        f"for _ in range({rounds}):\n"
-        "    text = importlib.reload(text)\n"
-        "    gate = threading.Barrier(8)\n"
-        "    seen = []\n"
-        "    def run():\n"
-        "        gate.wait()\n"
-        "        seen.append(text.skeleton(probe))\n"
-        "    threads = [threading.Thread(target=run) for _ in range(8)]\n"
-        "    for t in threads: t.start()\n"
-        "    for t in threads: t.join()\n"
-        "    wrong += sum(s != expected for s in seen)\n"
-        "print(wrong)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert "0" == done.stdout.strip()
+
+def test_a_prototype_too_long_for_a_line_is_split_into_adjacent_literals() -> None:
+    """A long TS #39 prototype is written as several literals on lines of at most 100 characters."""
+    entry = _generator().prototype_entry("FDFA " + " ".join(["0635"] * 20))
+    assert all(len(line) <= 100 for line in entry.splitlines())
+    assert {0xFDFA: "\u0635" * 20} == ast.literal_eval("{" + entry + "}")
+
+
+def test_the_prototypes_table_is_ascii_source() -> None:
+    """No look-alike character reaches _text_data.py itself: every prototype is escaped (C5)."""
+    assert Path(_text_data.__file__).read_text(encoding="utf-8").isascii()
+
+
+def test_the_prototypes_table_maps_cyrillic_te_to_latin_t() -> None:
+    """The shipped table holds TS #39's prototypes: Cyrillic Te looks like Latin T."""
+    assert "T" == _text_data.PROTOTYPES[0x0422]
 
 
 def test_skeleton_maps_confusables_to_their_prototype() -> None:

@@ -102,6 +102,20 @@ def confusables(text: str) -> tuple[str, list[str]]:
     return version.group(1), rows
 
 
+def prototype_entry(row: str) -> str:
+    """One confusables row ("SRC PROTO PROTO..." in hex) as an entry of the PROTOTYPES literal;
+    a prototype too long for one line is split into adjacent string literals."""
+    source, *targets = row.split(" ")
+    escaped = [
+        f"\\u{int(t, 16):04x}" if int(t, 16) < 0x10000 else f"\\U{int(t, 16):08x}" for t in targets
+    ]
+    key = f"    0x{int(source, 16):04X}: "
+    if len(key) + sum(map(len, escaped)) + 3 <= 100:
+        return f'{key}"{"".join(escaped)}",'
+    parts = ["".join(escaped[i : i + 12]) for i in range(0, len(escaped), 12)]
+    return "\n".join([f"{key}(", *(f'        "{part}"' for part in parts), "    ),"])
+
+
 def variation_sequences(*texts: str) -> list[str]:
     """["BASE VS", ...] of the sequences listed in StandardizedVariants.txt and
     emoji-variation-sequences.txt whose base is assigned (and not refused) in 14.0."""
@@ -126,7 +140,7 @@ def render(aliases: str, confusables_text: str, *variation_texts: str) -> str:
     cells = [f"(0x{a:04X}, 0x{b:04X})," for a, b in runs]
     run_lines = "\n".join("    " + " ".join(cells[i : i + 4]) for i in range(0, len(cells), 4))
     name_lines = "\n".join(f'    "{code}": "{name}",' for code, name in sorted(names.items()))
-    proto_lines = "\n".join(f"{row}" for row in rows)
+    proto_lines = "\n".join(prototype_entry(row) for row in rows)
     return f'''"""Unicode data of C5's text rules (``text.py``): generated, do not edit.
 
 Regenerate with tools/generate_text_data.py (see its docstring). Refused code points follow
@@ -157,10 +171,12 @@ VARIATION_SEQUENCES = """
 {sequence_lines}
 """
 
-# TS #39 prototypes (D143): "SOURCE PROTOTYPE..." in hex, one a line, parsed on first use.
-CONFUSABLES = """
+# TS #39 prototypes (D143): each source code point to its prototype, every character escaped
+# (no look-alike reaches a file, C5). A literal, not text parsed at run time: the table is
+# ready when the module is imported (docs/performance.md).
+PROTOTYPES = {{
 {proto_lines}
-"""
+}}
 # fmt: on
 '''
 

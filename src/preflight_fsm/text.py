@@ -343,24 +343,10 @@ def _highly_restrictive(text: str) -> bool:
     return any(_outside(cover).search(text) is None for cover in _COVERS)
 
 
-@lru_cache(maxsize=1)
-def _prototypes() -> dict[int, str]:
-    """The TS #39 prototypes, parsed on first use (only look-alikes need them).
-
-    Built whole, then published by the cache: a thread never sees a table half filled (two
-    threads arriving together may both build it; each gets a complete one).
-    """
-    table: dict[int, str] = {}
-    for line in _text_data.CONFUSABLES.split("\n"):
-        if line:
-            source, *target = line.split(" ")
-            table[int(source, 16)] = "".join(chr(int(t, 16)) for t in target)
-    return table
-
-
 def skeleton(text: str) -> str:
     """The TS #39 skeleton of ``text``: NFD, each character to its prototype, NFD again."""
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
+    nfd = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFD", nfd.translate(_text_data.PROTOTYPES))
 
 
 def _resemblance_keys(text: str, longest: int = sys.maxsize) -> list[str]:

@@ -2,8 +2,9 @@
 
 Every call ends in a result, never an exception: bad arguments, engine refusals and store
 errors become ``error`` results (``errors.py``), and a failed step writes nothing. Store work
-(load, restore, step, compare-and-set write) is blocking I/O, so it runs in a worker thread; two
-calls stepping one session at once therefore race at the store, where exactly one write wins.
+(load, restore, step, compare-and-set write) runs where ``store_work.py`` says: on the event loop
+while the store need not wait, else in a worker thread; two calls stepping one session at once
+race at the store, where exactly one write wins.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any, TypeVar
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, InputRequiredResult
 
@@ -41,6 +41,7 @@ from preflight_fsm.mcp.results import (
     tool_result,
 )
 from preflight_fsm.mcp.rounds import FormRounds, Refusal, Round, RoundFailure
+from preflight_fsm.mcp.store_work import store_work
 from preflight_fsm.states import TERMINAL_STATES
 from preflight_fsm.store import SessionNotFound, Sessions, StoredSession
 
@@ -123,12 +124,12 @@ class ClarificationTools:
         self.teams = dict(teams or {})
         self.rounds: FormRounds[Any] = FormRounds(self, sealer, page=page)
 
-    # -- blocking store work, run in a worker thread -----------------------------------------
+    # -- store work, run by store_work.py (on the loop or in a worker thread) -------------------
 
-    async def _blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
-        return await anyio.to_thread.run_sync(partial(fn, *args))
+    async def _store_work(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return await store_work(self.sessions.store, partial(fn, *args))
 
-    # Run in worker threads, which see the request's context: current_caller is the caller.
+    # Worker threads see the request's context too: current_caller is the caller.
 
     def _start(self, intention: str, answers: Mapping[str, Any] | None) -> _Stored:
         owner = current_caller(self.teams).principal
@@ -213,7 +214,7 @@ class ClarificationTools:
         if problem:
             return tool_result(failed("undecodable_text", problem))
         try:
-            return tool_result(await self._blocking(self._view, session_id))
+            return tool_result(await self._store_work(self._view, session_id))
         except PreflightFsmError as error:
             return tool_result(failure_of(error, session_id))
         except Exception as exc:
@@ -246,14 +247,14 @@ class ClarificationTools:
                 intention = user_intention
                 if isinstance(optional_context, str) and optional_context.strip():
                     intention = f"{user_intention}\n\nContext: {optional_context}"
-                position = await self._blocking(self._start, intention, given)
+                position = await self._store_work(self._start, intention, given)
             elif given:
                 expected = turn if isinstance(turn, int) else None
-                position = await self._blocking(
+                position = await self._store_work(
                     partial(self._step, continuing, given, turn=expected)
                 )
             else:
-                position = await self._blocking(self._load, continuing)
+                position = await self._store_work(self._load, continuing)
         except _MovedOn as moved:
             return self._conflict(moved.position)
         except PreflightFsmError as error:
@@ -342,7 +343,7 @@ class ClarificationTools:
 
     async def reopen(self, state: RoundState) -> Round | Any:
         try:
-            position = await self._blocking(self._load, state.session_id)
+            position = await self._store_work(self._load, state.session_id)
         except PreflightFsmError as error:
             return failure_of(error, state.session_id)
         if position.version != state.version:
@@ -355,7 +356,7 @@ class ClarificationTools:
         """A form's step, written only over the version the round was asked on."""
         step = partial(self._step, answered_by=answered_by, version=asked.version)
         try:
-            position = await self._blocking(step, asked.session_id, answers)
+            position = await self._store_work(step, asked.session_id, answers)
         except _MovedOn as moved:
             return self._conflict(moved.position)
         except InvalidAnswers as error:
@@ -367,7 +368,7 @@ class ClarificationTools:
     async def reopen_latest(self, session_id: str) -> Any:
         """The session as it stands now: its outcome, or its current questions."""
         try:
-            position = await self._blocking(self._load, session_id)
+            position = await self._store_work(self._load, session_id)
         except PreflightFsmError as error:
             return failure_of(error, session_id)
         return self._outcome(position)

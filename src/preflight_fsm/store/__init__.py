@@ -21,6 +21,7 @@ from preflight_fsm.store.base import (
     SessionEntry,
     SessionStore,
     StoredSession,
+    StoreWouldWait,
 )
 from preflight_fsm.store.location import (
     DEFAULT_PATH,
@@ -52,6 +53,7 @@ __all__ = [
     "SqliteStore",
     "StoreScheme",
     "StoreUnavailable",
+    "StoreWouldWait",
     "StoredSession",
     "accepted_locations",
     "new_session_id",

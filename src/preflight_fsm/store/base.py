@@ -20,7 +20,9 @@ import math
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Self
@@ -40,7 +42,10 @@ __all__ = [
     "Clock",
     "SessionEntry",
     "SessionStore",
+    "StoreWouldWait",
     "StoredSession",
+    "may_wait",
+    "not_waiting",
 ]
 
 DEFAULT_EXPIRE_AFTER: Final = 30 * 60.0
@@ -60,8 +65,16 @@ not once a session (SQLite: 0.1 ms per create at 250 sessions, 2.3 ms at 4,000).
 _PROBE_ID: Final = "preflight-fsm.health-check"
 """The id :meth:`SessionStore.check` reads by default: no session ever has it."""
 
+_NOT_WAITING: ContextVar[bool] = ContextVar("store_not_waiting", default=False)
+
 Clock = Callable[[], float]
 """Seconds since the epoch; ``time.time`` unless a test injects its own."""
+
+
+class StoreWouldWait(Exception):
+    """Raised only inside :meth:`SessionStore.without_waiting`: the call would have waited for a
+    lock another thread or process holds, and stopped before changing anything. Whoever asked
+    for no waiting catches it and makes the call again where waiting is harmless."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +201,13 @@ class SessionStore(ABC):
         ``maxmemory-policy``, any but ``noeviction``), or None: it never does."""
         return None
 
+    def without_waiting(self) -> AbstractContextManager[None] | None:
+        """A context in which this thread's calls on the store never wait: a call that would
+        wait for a lock raises :class:`StoreWouldWait` at once, having changed nothing. None (the
+        default) when the backend cannot promise it (a network round trip waits by nature); the
+        MCP server then does its store work in a worker thread (``mcp/store_work.py``)."""
+        return None
+
     def check(self) -> str | None:
         """None when the store answers; else a sentence naming the problem (``/healthz``, and a
         server's start). The default reads an id no session has, which every backend answers
@@ -279,6 +299,21 @@ class SessionStore(ABC):
         if not isinstance(snapshot, str):
             raise TypeError(f"a snapshot is stored as JSON text, not {type(snapshot).__name__}")
         return snapshot
+
+
+@contextmanager
+def not_waiting() -> Iterator[None]:
+    """A backend's :meth:`SessionStore.without_waiting`: its calls then read :func:`may_wait`."""
+    token = _NOT_WAITING.set(True)
+    try:
+        yield
+    finally:
+        _NOT_WAITING.reset(token)
+
+
+def may_wait() -> bool:
+    """False inside :func:`not_waiting` (this thread or task): raise StoreWouldWait instead."""
+    return not _NOT_WAITING.get()
 
 
 def checked_expiry(expire_after: float) -> float:

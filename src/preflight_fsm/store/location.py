@@ -37,6 +37,10 @@ DEFAULT_PATH: Final = Path(DEFAULT_FOLDER) / "sessions.sqlite3"
 # A scheme as RFC 3986 spells it, then ":": two letters at least, so a Windows drive is a path.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 
+# SQLite's own name for a database that lives in one connection: as a path it would be a file of
+# that name in the working directory, which nobody who writes it expects.
+_SQLITE_IN_MEMORY: Final = ":memory:"
+
 
 def resolve_location(location: str | os.PathLike[str] | None = None) -> str:
     """``location`` if given, else ``$PREFLIGHT_FSM_STORE`` if not empty, else the default."""
@@ -69,13 +73,20 @@ def open_store(
     ``postgresql://`` a PostgresStore, ``memory:`` a MemoryStore, ``sqlite:///abs/path`` a
     SqliteStore); a path opens a SqliteStore there, made only when ``create`` is true (a store
     that does not exist yet reads as empty otherwise). Any other scheme raises StoreUnavailable
-    naming what is accepted. ``expire_after`` is the expiry of sessions created without one of
+    naming what is accepted, and so is SQLite's ``:memory:`` (it is not a file here).
+    ``expire_after`` is the expiry of sessions created without one of
     their own.
     """
     where = resolve_location(location)
     scheme = scheme_for(where)
     if scheme is not None:
         return scheme.opener(where, expire_after=expire_after, clock=clock, create=create)
+    if where == _SQLITE_IN_MEMORY:
+        raise StoreUnavailable(
+            f"{_SQLITE_IN_MEMORY!r} is SQLite's name for a database inside one connection, not a "
+            f"store: name a SQLite file (./{_SQLITE_IN_MEMORY} for a file of that name), or write "
+            "memory: for sessions kept in one process only (`mcp --store memory:`, code)"
+        )
     if _SCHEME.match(where):
         name = where.partition(":")[0]
         hint = "" if "//" in where else f" (for a file whose name has a colon, write ./{where})"

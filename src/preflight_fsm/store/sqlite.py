@@ -8,7 +8,9 @@ journal rolls the torn transaction back when the file is next opened.
 Reads never wait behind writes (D-SQLITE-READS): they run on a connection of their own, under a
 lock of their own, so a write waiting for another process's write lock (WAL lets readers through
 it) blocks no reader. A write that cannot get the lock within ``timeout`` is reported busy to its
-caller alone, with what to do.
+caller alone, with what to do. Under ``without_waiting`` a call that would wait (for this
+process's other writer or reader, or another process's write lock) raises ``StoreWouldWait`` at
+once, having changed nothing.
 
 The database is the file and, while a process has it open, its ``-wal`` and ``-shm`` files beside
 it: committed steps may live in ``-wal`` until the last connection closes (which folds them into
@@ -44,7 +46,10 @@ from preflight_fsm.store.base import (
     SessionEntry,
     SessionStore,
     StoredSession,
+    StoreWouldWait,
     entry_from,
+    may_wait,
+    not_waiting,
     record_from,
 )
 from preflight_fsm.store.schemes import register_store
@@ -54,6 +59,8 @@ from preflight_fsm.store.sqlite_layout import (
     SCHEMA,
     SCHEMA_VERSION,
     create_store,
+    layout_problem,
+    use_wal,
 )
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SqliteStore"]
@@ -102,6 +109,7 @@ class SqliteStore(SessionStore):
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        self._writer_waits = True  # whether the writing connection's busy timeout is `timeout`
         self._stateful = False  # whether the file has the store_state table (older ones do not)
         try:
             if self.path.is_dir():
@@ -163,43 +171,10 @@ class SqliteStore(SessionStore):
 
     def _setup(self) -> None:
         db = self._require()
-        try:
-            application_id = db.execute("PRAGMA application_id").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            if "not a database" not in str(exc):
-                raise
-            self._refuse("is not a SQLite database")
-        if application_id != APPLICATION_ID:
-            tables = [_text(n) for (n,) in db.execute("SELECT name FROM sqlite_master")]
-            if application_id == 0 and tables == ["sessions", "sqlite_autoindex_sessions_1"]:
-                self._refuse(  # D60: the unreleased first layout is not migrated
-                    "is a session store of an earlier, unreleased preflight-fsm (layout 1); "
-                    "move it away and start again"
-                )
-            self._refuse(
-                "is a SQLite database of another application"
-                if application_id or tables
-                else "is an empty SQLite database"
-            )
-        user_version = db.execute("PRAGMA user_version").fetchone()[0]
-        if user_version != SCHEMA_VERSION:
-            self._refuse(f"has the store layout {user_version}, not {SCHEMA_VERSION}")
-        # A store is always created in WAL mode and the mode is kept in the file; set it again in
-        # case a tool changed it. Several processes may do this at once: the lock it takes is not
-        # always waited for by busy_timeout, so retry briefly.
-        for attempt in range(50):
-            try:
-                mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 49:
-                    raise
-                time.sleep(0.02)
-        if _text(mode).lower() != "wal":
-            raise sqlite3.OperationalError(f"the file cannot use WAL (journal_mode is {mode!r})")
-        # WAL + NORMAL: committed steps survive any process crash (SIGKILL included); FULL adds
-        # an fsync per commit so they survive a power cut too (D34).
-        db.execute(f"PRAGMA synchronous={self.synchronous}")
+        problem = layout_problem(db)
+        if problem is not None:
+            self._refuse(problem)
+        use_wal(db, self.synchronous)
 
     @classmethod
     def at(cls, location: str, *, expire_after: float, clock: Clock, create: bool) -> SqliteStore:
@@ -235,9 +210,13 @@ class SqliteStore(SessionStore):
             finally:
                 copy.close()
 
+    def without_waiting(self) -> AbstractContextManager[None]:
+        return not_waiting()
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
+                self._wait_for_the_write_lock(True)
                 # Best effort (a closed or replaced store, a busy one): the mark then stays, and
                 # only a copy made without the -wal is refused for it. A store not marked (a
                 # process that only read it) is left untouched: closing writes nothing.
@@ -274,7 +253,8 @@ class SqliteStore(SessionStore):
             if self.is_expired(record.updated_at, expire_after=record.expire_after):
                 # Only the version read is removed: a write that just came first stays. A busy
                 # store leaves the row to the next read or reclaim: the read still answers.
-                with contextlib.suppress(StoreUnavailable), self._guard(), self._write():
+                busy = (StoreUnavailable, StoreWouldWait)
+                with contextlib.suppress(*busy), self._guard(), self._write():
                     self._require().execute(
                         "DELETE FROM sessions WHERE id = ? AND version = ?",
                         (session_id, record.version),
@@ -410,20 +390,35 @@ class SqliteStore(SessionStore):
     def _guard(self) -> Iterator[None]:
         """One write at a time on the writing connection, waiting at most ``timeout`` for this
         process's other writers; backend failures as StoreUnavailable."""
+        waits = may_wait()
         with self._failures():
-            if not self._lock.acquire(timeout=self._timeout):
+            if not self._lock.acquire(timeout=self._timeout if waits else 0):
                 raise sqlite3.OperationalError("database is locked")
             try:
+                self._wait_for_the_write_lock(waits)
                 yield
             finally:
                 self._lock.release()
 
+    def _wait_for_the_write_lock(self, waits: bool) -> None:
+        """Under ``_lock``: the writing connection waits ``timeout`` for SQLite's write lock, or
+        not at all (set only when it changes: a PRAGMA costs more than a read)."""
+        if waits != self._writer_waits:
+            milliseconds = round(self._timeout * 1000) if waits else 0
+            self._require().execute(f"PRAGMA busy_timeout = {milliseconds}")
+            self._writer_waits = waits
+
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
         """The reading connection, never held by a writer: WAL lets it read past any write lock."""
-        with self._failures(), self._read_lock:
-            assert self._reader is not None  # every caller checked that the store exists
-            yield self._reader
+        with self._failures():
+            if not self._read_lock.acquire(blocking=may_wait()):
+                raise StoreWouldWait("another thread is reading")
+            try:
+                assert self._reader is not None  # every caller checked that the store exists
+                yield self._reader
+            finally:
+                self._read_lock.release()
 
     @contextmanager
     def _failures(self) -> Iterator[None]:
@@ -434,6 +429,8 @@ class SqliteStore(SessionStore):
             if isinstance(exc, sqlite3.IntegrityError):
                 raise
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                if not may_wait():
+                    raise StoreWouldWait(str(exc)) from None
                 raise StoreUnavailable(
                     f"the session store {str(self.path)!r} is busy: another writer held its "
                     f"write lock for more than {self._timeout:g} s; nothing was written; retry "
