@@ -8,6 +8,7 @@ module, each test's line followed by a request that must still be answered.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import threading
@@ -17,7 +18,7 @@ from typing import IO, Any
 import pytest
 
 from mcp_servers import PREFLIGHT_FSM
-from preflight_fsm.mcp.stdio import MAX_LINE_CHARS, checked, request_id
+from preflight_fsm.mcp.stdio import MAX_LINE_CHARS, checked, replies_only_on_stdout, request_id
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -132,6 +133,20 @@ def test_request_id_reads_the_top_level_id_only(line: str, expected: int | str |
 def test_a_valid_message_passes_unchecked() -> None:
     """A line the SDK reads as a message is left to it."""
     assert None is checked(json.dumps(INITIALIZE))
+    assert None is checked(json.dumps(INITIALIZED))
+
+
+def test_while_serving_a_stray_write_to_standard_output_goes_to_standard_error(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Only replies reach the wire: file descriptor 1 points at standard error meanwhile, and is
+    the wire again afterwards."""
+    with replies_only_on_stdout() as wire:
+        os.write(1, b"stray\n")
+        wire.write(b"reply\n")
+        wire.flush()
+    os.write(1, b"after\n")
+    assert ("reply\nafter\n", "stray\n") == capfd.readouterr()
 
 
 def test_a_line_over_the_http_body_limit_is_answered_and_skipped(stdio: StdioServer) -> None:

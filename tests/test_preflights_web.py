@@ -34,18 +34,31 @@ CHOSEN = {"auth_strategy": "Other (specify)", "auth_strategy__other": "Passkeys"
 MAX_PAGES = 6
 
 
+_ANSWERABLE = """
+var answers = arguments[0], own = Object.prototype.hasOwnProperty, labels = [], texts = [];
+document.querySelectorAll("input[type=radio]").forEach(function (choice) {
+  if (own.call(answers, choice.name) && answers[choice.name] === choice.value) {
+    labels.push(document.querySelector("label[for='" + CSS.escape(choice.id) + "']"));
+  }
+});
+document.querySelectorAll("input[type=text]").forEach(function (text) {
+  if (own.call(answers, text.name)) { texts.push([text, answers[text.name]]); }
+});
+return [labels, texts];
+"""
+"""The labels of the page's choices ``answers`` names and its text inputs with their answers:
+found in one look at the page, not a round trip to the browser per attribute of every input."""
+
+
 def fill(browser: WebDriver, answers: dict[str, str]) -> None:
     """Choose or type each answer the page asks for (by question id)."""
-    for choice in browser.find_elements(By.CSS_SELECTOR, "input[type=radio]"):
-        if answers.get(choice.get_attribute("name") or "") == choice.get_attribute("value"):
-            browser.find_element(
-                By.CSS_SELECTOR, f"label[for='{choice.get_attribute('id')}']"
-            ).click()
-    for text in browser.find_elements(By.CSS_SELECTOR, "input[type=text]"):
-        value = answers.get(text.get_attribute("name") or "")
-        if value is not None:
-            text.clear()
-            text.send_keys(value)
+    labels, texts = browser.execute_script(_ANSWERABLE, answers)
+    for label in labels:
+        assert label is not None, "a choice the page offers has no label to click"
+        label.click()
+    for text, value in texts:
+        text.clear()
+        text.send_keys(value)
 
 
 def answer_in_browser(browser: WebDriver, link: str, answers: dict[str, str] = CHOSEN) -> str:
