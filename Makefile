@@ -48,7 +48,7 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # runs those. About a quarter of a worker's time its tests wait (a deadline, a page, a server
 # coming up) with nothing to run; a worker more runs tests then, for its start (about 8 s of CPU:
 # collecting the suite, its warm interpreter): modelled on the 2-core idle run's tests, 174 s
-# with two workers, 154 s with three, no less with four (D290). `--dist load` sends each worker
+# with two workers, 154 s with three, no less with four (D291). `--dist load` sends each worker
 # tests in batches; `loadgroup` (needed by no test here: only bench_check tests have an
 # xdist_group) sends them one at a time, and a worker waited on the controller between tests:
 # 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
