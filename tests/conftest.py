@@ -38,10 +38,23 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
 
+
+def _ram_temp_root(path: str = "/dev/shm", room: int = 4 << 30) -> bool:
+    """Whether ``path`` can hold the tests' files: writable, its programs executable (the README
+    paths' virtual environments, the warm launcher) and ``room`` bytes free (a container's
+    /dev/shm is often 64 MB and noexec)."""
+    try:
+        found = os.statvfs(path)
+    except OSError:
+        return False
+    free = found.f_bavail * found.f_frsize
+    return os.access(path, os.W_OK) and not found.f_flag & os.ST_NOEXEC and free >= room
+
+
 # Each test's tmp_path on a RAM file system where there is one (D289): a SQLite store made there
 # costs 6 ms instead of 130 (its fsyncs, on the team's disk), and most tests make one. Not where
 # the run was given its own place (TMPDIR, or pytest's PYTEST_DEBUG_TEMPROOT, which this sets).
-if not {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & os.environ.keys() and os.access("/dev/shm", os.W_OK):
+if not {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & os.environ.keys() and _ram_temp_root():
     os.environ["PYTEST_DEBUG_TEMPROOT"] = "/dev/shm"
 
 # Preflights' own suite runs in a venv of its own (`make preflights-suite`); its plugin routes
