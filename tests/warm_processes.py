@@ -123,17 +123,20 @@ def write_launcher(directory: Path, socket_path: Path) -> str:
 
 
 class Zygote:
-    """The warm interpreter of one test process: ``start`` forks nothing yet, it imports."""
+    """The warm interpreter of one test run: ``start`` forks nothing yet, it imports."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, launcher_written: bool = False) -> None:
         self.directory = directory
         self.socket_path = directory / "zygote.sock"
-        self.program = write_launcher(directory / "bin", self.socket_path)
+        launcher = directory / "bin" / "preflight-fsm"
+        self.program = (
+            str(launcher) if launcher_written else write_launcher(launcher.parent, self.socket_path)
+        )
         self._log = directory / "zygote.log"
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 120.0) -> None:
-        """Start the zygote and wait until it listens (its imports take a second or two)."""
+    def spawn(self) -> None:
+        """Start the zygote's imports and return (``wait`` waits until it listens)."""
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(
                 [sys.executable, __file__, str(self.socket_path)],
@@ -141,15 +144,25 @@ class Zygote:
                 stdout=log,
                 stderr=log,
             )
+
+    def wait(self, timeout: float = 120.0) -> None:
+        """Wait until the zygote listens (its imports take a few seconds of CPU), whichever
+        process of the run started it."""
         deadline = time.monotonic() + timeout
         while not self.socket_path.exists():
-            if self._process.poll() is not None or time.monotonic() > deadline:
+            ended = self._process is not None and self._process.poll() is not None
+            if ended or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"the test zygote did not start: {self._log.read_text()}")
             time.sleep(0.02)
 
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the zygote and wait until it listens."""
+        self.spawn()
+        self.wait(timeout)
+
     def stop(self) -> None:
-        """End the zygote and every child it still has."""
+        """End the zygote and every child it still has, if this process started it."""
         if self._process is not None:
             self._process.terminate()
             try:
@@ -162,12 +175,29 @@ class Zygote:
 
 _zygote: Zygote | None = None
 _wanted = False
+_shared = False
 
 
 def prepare(directory: Path) -> None:
     """Write this test process's launcher into ``directory`` (the zygote starts on ``start``)."""
     global _zygote
     _zygote = Zygote(directory)
+
+
+def share() -> Path:
+    """Start the zygote of ``prepare`` for every pytest-xdist worker of the run, without waiting:
+    its directory, which each worker ``attach``es to (one zygote's imports for the run, not one
+    per worker). Called by the process that hands out the tests."""
+    assert _zygote is not None, "prepare() first"
+    _zygote.spawn()
+    return _zygote.directory
+
+
+def attach(directory: Path) -> None:
+    """Run the launcher and zygote another process of the run prepared in ``directory``."""
+    global _zygote, _shared
+    _zygote = Zygote(directory, launcher_written=True)
+    _shared = True
 
 
 def program() -> str:
@@ -184,13 +214,17 @@ def cold(command: str) -> str:
 
 
 def start() -> None:
-    """Start the zygote if a collected test module asked for ``program()``."""
+    """Start the zygote if a collected test module asked for ``program()``; with a shared one,
+    wait until it listens."""
     if _zygote is not None and _wanted:
-        _zygote.start()
+        if _shared:
+            _zygote.wait()
+        else:
+            _zygote.start()
 
 
 def stop() -> None:
-    """Stop the zygote (the end of the test process)."""
+    """Stop the zygote (the end of the test process that started it)."""
     if _zygote is not None:
         _zygote.stop()
 
