@@ -2,15 +2,16 @@
 
 A test that runs ``preflight-fsm`` in a process of its own (an MCP server over stdio or HTTP, a
 command whose exit code, output or signals it checks) paid a fresh interpreter's imports each time:
-about 1 s of CPU for the MCP SDK alone, 0.3 s for a command, hundreds of times a run. Here each
-test worker keeps one *zygote*: an interpreter that has imported the command line, the servers
-and the stores once, and forks a child for each program the tests start (the way Android's zygote
-or ``multiprocessing``'s forkserver do). The test starts an ordinary executable, ``PROGRAM`` (a
-few lines of Python run with ``-I -S``): it hands its standard input, output and error, its
-arguments, working directory and environment to the zygote, forwards the signals it receives to
-the child, and exits as the child did (its code, or killed by the same signal). So the program is
-a real process with its own pid, pipes, environment and exit status; what is shared is only the
-imported modules, as if it had imported them itself.
+about 1 s of CPU for the MCP SDK alone, 0.3 s for a command, hundreds of times a run. Here a test
+run keeps one *zygote* (under pytest-xdist, one for all its workers, started by the process that
+hands out the tests: ``share`` and ``attach``): an interpreter that has imported the command line,
+the servers and the stores once, and forks a child for each program the tests start (the way
+Android's zygote or ``multiprocessing``'s forkserver do). The test starts an ordinary executable,
+``PROGRAM`` (a few lines of Python run with ``-I -S``): it hands its standard input, output and
+error, its arguments, working directory and environment to the zygote, forwards the signals it
+receives to the child, and exits as the child did (its code, or killed by the same signal). So the
+program is a real process with its own pid, pipes, environment and exit status; what is shared is
+only the imported modules, as if it had imported them itself.
 
 What differs from a fresh interpreter, and which tests therefore start ``COLD_PROGRAM`` instead:
 - modules are imported once, under the zygote's environment (nothing in the package reads its
