@@ -42,17 +42,23 @@ run: $(RUN_STAMP)
 # every start, they cost each run and each xdist worker about 1.5 s of CPU (D260).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
-# The whole suite on every core (pytest-xdist), the package's doctests included, but the tests
-# marked bench_check (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans):
-# `make bench-check` runs those. `--dist load` sends each worker tests in batches; `loadgroup`
-# (needed by no test here: only bench_check tests have an xdist_group) sends them one at a time,
-# and a worker waited on the controller between tests: 1.2-1.9 x the wall time on a loaded
-# machine, for no less CPU; a third worker adds CPU (each collects the suite) and no speed (D280).
+# The whole suite on one worker more than the machine has cores (pytest-xdist; `make test
+# TEST_WORKERS=n` to choose), the package's doctests included, but the tests marked bench_check
+# (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check`
+# runs those. About a quarter of a worker's time its tests wait (a deadline, a page, a server
+# coming up) with nothing to run; a worker more runs tests then, for its start (about 8 s of CPU:
+# collecting the suite, its warm interpreter): modelled on the 2-core idle run's tests, 174 s
+# with two workers, 154 s with three, no less with four (D291). `--dist load` sends each worker
+# tests in batches; `loadgroup` (needed by no test here: only bench_check tests have an
+# xdist_group) sends them one at a time, and a worker waited on the controller between tests:
+# 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
+# sooner (the same model: `load` already ends both workers within a second of each other).
 # Every Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on
 # CI too; `make bench-check` runs them again on 200 (D283).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
-		$(PYTEST) -n auto --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
+		$(PYTEST) -n $(TEST_WORKERS) --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
 
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on

@@ -38,11 +38,27 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
 
-# Each test's tmp_path on a RAM file system where there is one (D289): a SQLite store made there
-# costs 6 ms instead of 130 (its fsyncs, on the team's disk), and most tests make one. Not where
-# the run was given its own place (TMPDIR, or pytest's PYTEST_DEBUG_TEMPROOT, which this sets).
-if not {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & os.environ.keys() and os.access("/dev/shm", os.W_OK):
-    os.environ["PYTEST_DEBUG_TEMPROOT"] = "/dev/shm"
+
+def _ram_temp_root(path: str = "/dev/shm", room: int = 4 << 30) -> bool:
+    """Whether ``path`` can hold the tests' files: writable, its programs executable (the README
+    paths' virtual environments, the warm launcher) and ``room`` bytes free (a container's
+    /dev/shm is often 64 MB and noexec)."""
+    try:
+        found = os.statvfs(path)
+    except OSError:
+        return False
+    free = found.f_bavail * found.f_frsize
+    return os.access(path, os.W_OK) and not found.f_flag & os.ST_NOEXEC and free >= room
+
+
+# Temporary files on a RAM file system where there is one (D289): each test's tmp_path, the
+# other temporary directories of the tests (the shared servers' stores, the simulator's) and of
+# the processes they start. A SQLite store made there costs 6 ms instead of 130 (its fsyncs, on
+# the team's disk), and most tests make one. Not where the run was given its place (TMPDIR, or
+# pytest's own PYTEST_DEBUG_TEMPROOT); xdist's workers inherit the TMPDIR set here.
+if not {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & os.environ.keys() and _ram_temp_root():
+    os.environ["TMPDIR"] = "/dev/shm"
+    tempfile.tempdir = None  # read TMPDIR again, had anything asked for the place already
 
 # Preflights' own suite runs in a venv of its own (`make preflights-suite`); its plugin routes
 # Preflights' mock to the engine process-wide, so it is never imported (doctests) here.
@@ -181,9 +197,10 @@ def browser() -> Iterator[object]:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def enrolled(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the module."""
+    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the test process (each
+    test puts it in the browser and carries its signature counter on: ``ada``)."""
     from person_passkey import enroll
 
     return enroll(browser, tmp_path_factory.mktemp("person"))

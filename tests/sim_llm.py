@@ -54,7 +54,7 @@ PROVIDER_FAULTS = {
     "error": Reply("status", 500),
 }
 FAULT_RATE = 0.3  # of provider calls: each costs a deadline, so fewer calls than sim.py's
-DEADLINE = 0.3
+DEADLINE = 0.15  # each faulted provider call waits it out
 ALLOWANCE = 15.0  # seconds past the deadline a loaded machine may take; never a wait
 DOCUMENTED_CODES = {
     "INVALID_ANSWER",

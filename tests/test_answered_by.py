@@ -94,7 +94,7 @@ def test_the_fast_restore_keeps_each_steps_source() -> None:
     text = mixed().snapshot().model_dump_json()
     session = snapshot_fast.restored_json(text, REGISTRY, True, None)
     assert session is not None
-    assert ["agent", "user_form", "cli"] == session.answered_by
+    assert ("agent", "user_form", "cli") == session.answered_by
 
 
 def test_an_edited_source_is_refused_by_the_digest() -> None:

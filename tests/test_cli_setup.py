@@ -104,8 +104,11 @@ def test_the_printed_http_setup_serves_its_url_and_says_so(tmp_path: Path) -> No
     """--transport http prints a start command and each client's URL; the command serves that
     URL, says so on standard error, and says when it stops."""
     port = free_port()
-    printed = setup(tmp_path, "--transport", "http", "--port", str(port))
+    # Printed by the installed command, whose start command starts it again (from the warm
+    # interpreter); printed in this process, it would be a cold `python -m preflight_fsm`.
+    printed = setup_process(tmp_path, "--transport", "http", "--port", str(port))
     start = shlex.split(printed.split("\n")[1])
+    assert PREFLIGHT_FSM == start[0]
     cursor = setup(tmp_path, "--transport", "http", "--port", str(port), "--client", "cursor")
     url = json.loads(cursor)["mcpServers"]["preflight-fsm"]["url"]
     errors = tmp_path / "stderr"
@@ -184,11 +187,12 @@ def test_a_team_setup_reads_the_token_from_the_environment_and_the_printed_serve
     tokens = tmp_path / "tokens.toml"
     token = add_token(tokens, "alice")
     options = ("--transport", "http", "--port", str(port), "--public-url", url)
-    printed = setup(tmp_path, *options, "--tokens", str(tokens))
+    printed = setup_process(tmp_path, *options, "--tokens", str(tokens))  # its server warm
     cursor = json.loads(setup(tmp_path, *options, "--client", "cursor"))["mcpServers"]
     header = cursor["preflight-fsm"]["headers"]["Authorization"]
     claude = shlex.split(printed.split(TITLES[0])[1].splitlines()[1])
     start = shlex.split(printed.split("\n")[1])
+    assert PREFLIGHT_FSM == start[0]
     errors = tmp_path / "stderr"
     with errors.open("wb") as sink:
         process = subprocess.Popen(start, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=sink)

@@ -28,7 +28,7 @@ from preflight_fsm.llm.providers import provider_adapter
 installed.require("anthropic", "openai")
 
 CONFIG = default_v1_heuristics()
-DEADLINE = 0.2
+DEADLINE = 0.1  # each of the CALLS waits it out
 CALLS = 10
 # How long a thread or connection may take to end once its deadline passed: generous, for load.
 GRACE = 10.0

@@ -28,7 +28,8 @@ from preflight_fsm.llm.providers import (
 installed.require("anthropic", "openai")
 
 CONFIG = default_v1_heuristics()
-DEADLINE = 0.5
+DEADLINE = 10.0  # generous: under load a compliant or failing reply still comes in time
+SLOW_DEADLINE = 0.1  # a slow reply's: it never comes in time, so the test waits this long
 # A slow reply's call outlives its test (the guard does not wait for it); Preflights' adapter would
 # log its timeout later, into another test's output. The guard's replacements say it instead.
 logging.getLogger("preflights.adapters").setLevel(logging.ERROR)
@@ -36,14 +37,17 @@ PROVIDERS = ("anthropic", "openai")
 
 
 def guard_for(
-    provider: str, provider_server: LLMServer, monkeypatch: pytest.MonkeyPatch
+    provider: str,
+    provider_server: LLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    deadline: float = DEADLINE,
 ) -> tuple[GuardedLLMAdapter, list[Replacement]]:
     """Preflights' adapter for ``provider``, pointed at ``provider_server``, under the guard."""
-    for name, value in provider_server.env(provider, DEADLINE).items():
+    for name, value in provider_server.env(provider, deadline).items():
         monkeypatch.setenv(name, value)
     seen: list[Replacement] = []
-    adapter = provider_adapter(provider, deadline=DEADLINE)
-    return GuardedLLMAdapter(adapter, deadline=DEADLINE, on_replacement=seen.append), seen
+    adapter = provider_adapter(provider, deadline=deadline)
+    return GuardedLLMAdapter(adapter, deadline=deadline, on_replacement=seen.append), seen
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -95,7 +99,8 @@ def test_a_failing_provider_turn_is_the_engines_with_the_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each way a provider fails on a turn: the engine's turn, one replacement naming why."""
-    guard, seen = guard_for(provider, provider_server, monkeypatch)
+    deadline = SLOW_DEADLINE if reply.delay else DEADLINE
+    guard, seen = guard_for(provider, provider_server, monkeypatch, deadline)
     provider_server.default = reply
     turn = guard.generate_questions("Improve the checkout flow", CONFIG)
     assert "What type of change is this?" == turn.questions[0].question
@@ -114,7 +119,8 @@ def test_a_failing_provider_patch_is_the_engines(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Preflights raises or returns None here; under the guard the decision is the user's."""
-    guard, seen = guard_for(provider, provider_server, monkeypatch)
+    deadline = SLOW_DEADLINE if reply.delay else DEADLINE
+    guard, seen = guard_for(provider, provider_server, monkeypatch, deadline)
     provider_server.default = reply
     answers: dict[str, str | tuple[str, ...]] = {"auth_strategy": "Magic Link"}
     patch = guard.extract_decision_patch("Add OAuth login", answers, CONFIG)

@@ -650,11 +650,11 @@ def test_a_session_past_its_expiry_gets_session_expired(tmp_path: Path) -> None:
     async def main(url: str) -> dict[str, Any]:
         async with connect_http(url) as client:
             first = await call(client, "require_clarification", user_intention="Add OAuth login")
-            await anyio.sleep(0.6)  # past --expire-after 0.5
+            await anyio.sleep(0.2)  # past --expire-after 0.1
             return await call(client, "get_session", session_id=first["session_id"])
 
     store = str(tmp_path / "sessions.sqlite3")
-    with http_server(store, tmp_path, "expiry", "--expire-after", "0.5") as server:
+    with http_server(store, tmp_path, "expiry", "--expire-after", "0.1") as server:
         expired = anyio.run(main, server.url)
     assert "session_expired" == expired["error"]["code"]
 

@@ -51,7 +51,7 @@ installed.require("openai")
 INTENTION = "Improve the checkout flow"  # no keyword: the first question is change_category
 CATEGORIES = [o for o in flow_options(default_flow(), "change_category") or () if "Other" not in o]
 HELD_DEADLINE = 120.0  # far past any wait under load: only the test releases a held reply
-STALL_DEADLINE = 1.5
+STALL_DEADLINE = 0.6  # waited out by each stalled round
 CALL_TIMEOUT = 90.0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from preflight_fsm.engine import engine_for
-from preflight_fsm.flow import default_flow
+from preflight_fsm.flow import OTHER_OPTION, default_flow
 from preflight_fsm.states import AskingField
 
 
@@ -23,19 +23,35 @@ def test_a_state_the_position_does_not_name_is_refused() -> None:
         session.state = "Done"
 
 
-def test_a_stepped_copy_shares_nothing_a_step_appends_to() -> None:
+def test_a_step_leaves_the_session_it_stepped_from_as_it_was() -> None:
     """C5: a step works on a copy, so a refused step leaves the original as it was."""
-    session = engine_for(default_flow()).begin("Improve the feedback form")
-    copy = session.stepped({}, False, {}, "api", None, None)
-    copy.trace.append((1, None))  # type: ignore[arg-type]
-    copy.steps.append({})
-    copy.asked.append("x")
-    copy.answered_by.append("cli")
-    assert ([], [], ["change_category", "change_category__other"], []) == (
+    engine = engine_for(default_flow())
+    session = engine.begin("Improve the feedback form")
+    after = engine.step(session, {"change_category": "Database"}, "cli")
+    assert ((), (), ("change_category", "change_category__other"), (), {}) == (
         session.trace,
         session.steps,
         session.asked,
         session.answered_by,
+        session.answers,
+    )
+    assert (1, 1, 4, ("cli",)) == (
+        len(after.trace),
+        len(after.steps),
+        len(after.asked),
+        after.answered_by,
+    )
+
+
+def test_answers_keep_the_order_they_were_recorded_in_when_given_in_another() -> None:
+    """C9: a custom category's text sent before its choice is recorded after it, as always."""
+    engine = engine_for(default_flow())
+    session = engine.begin("Improve the feedback form")
+    given = {"change_category__other": "Observability", "change_category": OTHER_OPTION}
+    after = engine.step(session, given)
+    assert (["change_category", "change_category__other"], [given]) == (
+        list(after.answers),
+        [dict(step) for step in after.steps],
     )
 
 

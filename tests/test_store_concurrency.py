@@ -1,10 +1,10 @@
 """Real concurrency: several processes step the same stored sessions at once (SQLite, Redis,
 PostgreSQL).
 
-Workers are separate processes (multiprocessing, spawn), each with its own store object, started
-together behind barriers so their reads and writes truly overlap. The module's tests share one
-pool of them: a spawned process costs about half a second of CPU to import the package, and a
-test needs only fresh stores, never fresh processes.
+Workers are separate processes (multiprocessing, forked from the test's process with the package
+already imported: a spawned one cost about half a second of CPU to import it), each with its own
+store object, started together behind barriers so their reads and writes truly overlap. The
+module's tests share one pool of them: a test needs only fresh stores, never fresh processes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from preflight_fsm.errors import SessionConflict
 from preflight_fsm.store import Sessions, SessionState
 from store_backends import DURABLE_BACKENDS, flush, open_backend, running_redis
 
-SPAWN = multiprocessing.get_context("spawn")
+FORK = multiprocessing.get_context("fork")
 WORKERS = 6
 TIMEOUT = 60
 
@@ -57,7 +57,7 @@ def _choice(machine: ClarificationMachine, pick: int) -> dict[str, str]:
     return {question.id: options[pick % len(options)]}
 
 
-_barrier: list[Barrier] = []  # in a worker: the pool's barrier, given when it was spawned
+_barrier: list[Barrier] = []  # in a worker: the pool's barrier, given when it was started
 
 
 def _adopt(barrier: Barrier) -> None:
@@ -69,13 +69,13 @@ def _with_barrier(target: Callable[..., Any], args: tuple[Any, ...]) -> Any:
 
 
 class Workers:
-    """WORKERS spawned processes sharing a barrier (passed when each is spawned, the one way a
-    barrier reaches a process)."""
+    """WORKERS forked processes sharing a barrier (passed when each is started, as it would have
+    to be to a spawned one)."""
 
     def __init__(self) -> None:
-        self.barrier = SPAWN.Barrier(WORKERS)
+        self.barrier = FORK.Barrier(WORKERS)
         self.pool = ProcessPoolExecutor(
-            WORKERS, mp_context=SPAWN, initializer=_adopt, initargs=(self.barrier,)
+            WORKERS, mp_context=FORK, initializer=_adopt, initargs=(self.barrier,)
         )
 
     def run(self, target: Callable[..., Any], args_for: list[tuple[Any, ...]]) -> list[Any]:

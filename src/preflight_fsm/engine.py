@@ -43,18 +43,26 @@ _UNSIGNED = SOURCES - {SIGNED}  # the sources a step takes without a proof: one 
 
 
 class _Recorder:
-    """A row's ``before`` callback: its effect, then the row appended to the session's trace."""
+    """A row's ``before`` callback: its effect, then the row added to the session's trace.
 
-    __slots__ = ("edge", "effect")
+    The trace entry of each turn is made once and shared by every session taking the row in
+    that turn (turns are few: each step opens at most one), as the trace is a tuple of them.
+    """
+
+    __slots__ = ("edge", "effect", "entries")
 
     def __init__(self, edge: Edge) -> None:
         self.edge = edge
         self.effect = EFFECTS[edge.effect]
+        self.entries: dict[int, TraceEntry] = {}
 
     def __call__(self, s: Session) -> None:
         self.effect(s)
-        entry: TraceEntry = (s.turn, self.edge)
-        s.trace.append(entry)
+        turn = s.turn
+        entry = self.entries.get(turn)
+        if entry is None:
+            entry = self.entries.setdefault(turn, (turn, self.edge))
+        s.trace = (*s.trace, entry)
         s.declined = False
 
 
@@ -97,6 +105,13 @@ class Engine:
         self._start = self.machine.events.get("start")
         self._answer = self.machine.events["answer"]
         self._questions = self._build_questions()
+        # Each question's id by position, and the asked ids after a position opens a turn, by
+        # the ids asked before: sessions on one path share one tuple (bounded: the flow's
+        # paths are few).
+        self._question_ids = {
+            where: tuple(q.id for q in questions) for where, questions in self._questions.items()
+        }
+        self._asked_after: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
         self.turns: dict[tuple[object, ...], Turn] = {}  # turn.py's, by every field's value
 
     # -- C6: naming a category ----------------------------------------------------------------
@@ -198,10 +213,14 @@ class Engine:
 
     def _open_turn(self, s: Session) -> None:
         s.turn += 1
-        asked = s.asked
-        for q in self.questions(s.position):
-            if q.id not in asked:
-                asked.append(q.id)
+        position = s.position
+        ids = self._question_ids.get((type(position), position.category), ())
+        key = (s.asked, ids)
+        asked = self._asked_after.get(key)
+        if asked is None:
+            grown = (*s.asked, *(qid for qid in ids if qid not in s.asked))
+            asked = self._asked_after.setdefault(key, grown)
+        s.asked = asked
 
 
 _ENGINES: dict[str, Engine] = {}

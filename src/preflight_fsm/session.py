@@ -56,14 +56,16 @@ class Session:
         self.position: Position = ASKING_CATEGORY
         self.answers: dict[str, str] = {}  # recorded concrete answers, canonical choices
         self.turn = 0  # question turns asked so far
-        self.asked: list[str] = []
-        self.trace: list[TraceEntry] = []
-        self.steps: list[StepInput] = []
+        # Tuples, never changed in place: a step's copy shares them until it adds to them, and
+        # a live session holds no list's spare room (docs/performance.md).
+        self.asked: tuple[str, ...] = ()
+        self.trace: tuple[TraceEntry, ...] = ()
+        self.steps: tuple[StepInput, ...] = ()
         # Who supplied each step's answers, in order: the channel; and the authenticated
         # caller (None: unauthenticated) with, for a user_passkey step, the passkey proof, one
         # pair per step, or () while every step was unauthenticated and unsigned: most sessions
         # hold nothing for what they never record, and a step pays one test (engine.py).
-        self.answered_by: list[AnsweredBy] = []
+        self.answered_by: tuple[AnsweredBy, ...] = ()
         self.provenance: tuple[tuple[str | None, PasskeyProof | None], ...] = ()
         self.declined = False  # the pending question was answered blank in this step
 
@@ -114,10 +116,10 @@ class Session:
         copy.position = self.position
         copy.answers = answers
         copy.turn = self.turn
-        copy.asked = list(self.asked)
-        copy.trace = list(self.trace)
-        copy.steps = [*self.steps, given]
-        copy.answered_by = [*self.answered_by, answered_by]
+        copy.asked = self.asked
+        copy.trace = self.trace
+        copy.steps = (*self.steps, given)
+        copy.answered_by = (*self.answered_by, answered_by)
         held = self.provenance
         if held or principal is not None or proof is not None:  # else () stands for each step's
             held = (*(held or ((None, None),) * len(self.steps)), (principal, proof))

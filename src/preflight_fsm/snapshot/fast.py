@@ -133,7 +133,7 @@ def restored_json(
         )
     except (InvalidSnapshot, ValidationError):
         return None
-    return s if s.steps == steps and _derives(raw, derived_fields(s)) else None
+    return s if s.steps == tuple(steps) and _derives(raw, derived_fields(s)) else None
 
 
 def _known(sources: list[Any]) -> bool:

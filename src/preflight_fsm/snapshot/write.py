@@ -50,8 +50,7 @@ def trace_of(s: Session) -> tuple[TraceStep, ...]:
 
 def derived_fields(s: Session) -> dict[str, Any]:
     """What a session's inputs derive, in the JSON form a snapshot holds it (lists for arrays,
-    a dict per trace step). The lists and the answers are the session's own: read, never
-    change them."""
+    a dict per trace step). The answers are the session's own: read, never change them."""
     engine = s.engine
     position = s.position
     # NeedOther names the choice question whose "Other (specify)" text it waits for.
@@ -64,7 +63,7 @@ def derived_fields(s: Session) -> dict[str, Any]:
         "turn": s.turn,
         "answers": s.answers,
         "answered_questions": list(s.answers),
-        "asked_questions": s.asked,
+        "asked_questions": list(s.asked),
         "missing_info": list(missing_info_of(s)),
         "trace": [trace_object(turn, e.trigger, e.source, e.dest, e.guards) for turn, e in s.trace],
     }
