@@ -83,7 +83,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Write this test run's ``preflight-fsm`` launcher (``warm_processes``) before the test
     modules, which read its path, are imported. Under pytest-xdist the process that hands out
     the tests writes it and starts the warm interpreter at once, and every worker uses that one
-    (``pytest_configure_node``): each worker starting its own cost about 4.5 s of CPU (D293)."""
+    (``pytest_configure_node``): each worker starting its own cost about 4.5 s of CPU (D294)."""
     shared = getattr(session.config, "workerinput", {}).get(_WARM_DIRECTORY)
     if shared is not None:
         warm_processes.attach(Path(shared))
