@@ -157,3 +157,13 @@ def test_a_line_over_the_http_body_limit_is_answered_and_skipped(stdio: StdioSer
     error, listed = stdio.replies([huge, after], 2)
     assert (7, -32600) == (error["id"], error["error"]["code"])
     assert 10 == listed["id"]
+
+
+def test_a_line_over_the_limit_is_answered_before_its_end_arrives(stdio: StdioServer) -> None:
+    """An endless line is refused as soon as it passes the limit, not when (if ever) it ends."""
+    stdio.stdin.write(CALL + '"arguments":{"x":"' + "a" * MAX_LINE_CHARS)
+    stdio.stdin.flush()
+    error = json.loads(stdio.received.get(timeout=30))
+    assert (7, -32600) == (error["id"], error["error"]["code"])
+    (listed,) = stdio.replies(['"}}}', '{"jsonrpc":"2.0","id":11,"method":"tools/list"}'], 1)
+    assert 11 == listed["id"]

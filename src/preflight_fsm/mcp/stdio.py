@@ -11,18 +11,22 @@ never answer, gets ``-32600``, and so does a line longer than the HTTP transport
 whose rest is skipped unread. The SDK is not patched.
 
 Each reply is written and flushed to the wire in one worker-thread hop (the SDK's own standard
-output takes one hop to write and another to flush: a tenth of an echo call's CPU here, D290).
+output takes one hop to write and another to flush: a tenth of an echo call's CPU here), and the
+lines are read by a thread of their own (D290, D293).
 While the server runs, file descriptor 1 points at standard error, as the SDK's transport does
 it: a stray write (a library's ``print``, a child process) cannot corrupt the replies.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import fcntl
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from io import TextIOWrapper
 from typing import Any, BinaryIO, Final
@@ -43,6 +47,8 @@ _MAX_ID_CHARS: Final = 200  # an id is a short token; a longer "id" is not looke
 _MESSAGE: Final = types.jsonrpc_message_adapter
 MAX_LINE_CHARS: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The longest request line read whole: the SDK's HTTP body limit (4 MiB)."""
+_AHEAD: Final = 2
+"""Lines read before the loop takes them, at most (each up to MAX_LINE_CHARS)."""
 
 
 def checked(line: str) -> types.JSONRPCError | None:
@@ -143,25 +149,32 @@ class _Borrowed(TextIOWrapper):
 
 
 class _CheckedLines:
-    """Standard input's lines, those the transport cannot read answered here and held back."""
+    """Standard input's lines, those the transport cannot read answered here and held back.
+
+    The lines are read by a thread of their own (reading blocks), at most ``_AHEAD`` ahead of
+    the loop, and handed to the loop with one wake each (a worker-thread hop per line took two:
+    D293). Ctrl-C abandons the thread blocked in its read: the command ends the process
+    without joining it (cli/mcp.py).
+    """
 
     def __init__(self) -> None:
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.ready = anyio.Event()
         # As the SDK reads stdin: UTF-8, undecodable bytes as U+FFFD (MCP-NOTES).
         self._stdin = _Borrowed(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._read: collections.deque[str] = collections.deque()
+        self._arrived = anyio.Event()
+        self._room = threading.Semaphore(_AHEAD)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
     async def _lines(self) -> AsyncIterator[str]:
-        while line := await self._readline(MAX_LINE_CHARS + 1):
-            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-                # Over the HTTP transport's body limit: answered, and the rest of it skipped
-                # unread, so no line holds the process's memory (an endless one included).
-                await self._reply(_too_long(line))
-                while (rest := await self._readline(MAX_LINE_CHARS)) and rest[-1] != "\n":
-                    pass
+        loop = asyncio.get_running_loop()  # anyio.run's: serve() runs on asyncio
+        threading.Thread(target=self._reader, args=(loop,), name="stdin", daemon=True).start()
+        while line := await self._next_line():
+            if _too_long_line(line):
+                await self._reply(_too_long(line))  # its rest is skipped by the reader
                 continue
             if not line.strip():
                 continue
@@ -171,17 +184,44 @@ class _CheckedLines:
             else:
                 await self._reply(error)
 
-    async def _readline(self, limit: int) -> str:
-        """A line of at most ``limit`` characters, read in a worker thread (it blocks).
+    def _reader(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The reading thread: each line handed to the loop, then "" at the end of input."""
+        line = None
+        try:
+            while line != "":
+                self._room.acquire()
+                line = self._stdin.readline(MAX_LINE_CHARS + 1)
+                loop.call_soon_threadsafe(self._hand_over, line)
+                if _too_long_line(line):
+                    # Over the HTTP transport's body limit: answered, and the rest of it skipped
+                    # unread, so no line holds the process's memory (an endless one included).
+                    while (rest := self._stdin.readline(MAX_LINE_CHARS)) and rest[-1] != "\n":
+                        pass
+        except (OSError, ValueError):  # standard input closed under it: its end
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._hand_over, "")
+        except RuntimeError:  # the loop has ended (the server stopped): nobody waits for lines
+            pass
 
-        A cancelled read (Ctrl-C) is abandoned rather than waited for: the thread stays blocked
-        until a line comes, so the command ends the process without joining it (cli/mcp.py)."""
-        return await anyio.to_thread.run_sync(self._stdin.readline, limit, abandon_on_cancel=True)
+    def _hand_over(self, line: str) -> None:
+        self._read.append(line)
+        self._arrived.set()
+
+    async def _next_line(self) -> str:
+        while not self._read:
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+        self._room.release()
+        return self._read.popleft()
 
     async def _reply(self, error: types.JSONRPCError) -> None:
         await self.ready.wait()
         assert self.replies is not None  # set before ready
         await self.replies.send(SessionMessage(error))
+
+
+def _too_long_line(line: str) -> bool:
+    return len(line) > MAX_LINE_CHARS and not line.endswith("\n")
 
 
 def _too_long(line: str) -> types.JSONRPCError:
