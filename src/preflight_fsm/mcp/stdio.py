@@ -12,7 +12,7 @@ whose rest is skipped unread. The SDK is not patched.
 
 The lines are read by a thread of their own and each reply is written and flushed by another
 (the SDK's transport takes a worker-thread hop per line, and two per reply, one to write and one
-to flush: a tenth of an echo call's CPU here; D290, D293, D294).
+to flush: a tenth of an echo call's CPU here; D290, D293, D296).
 While the server runs, file descriptor 1 points at standard error, as the SDK's transport does
 it: a stray write (a library's ``print``, a child process) cannot corrupt the replies.
 """
@@ -241,7 +241,7 @@ class _Replies:
     """Standard output as the transport writes to it (``write``, then ``flush``, per reply).
 
     At the flush the reply is queued, whole, for a thread of its own that writes and flushes
-    it: one wake of that thread per reply, where a worker-thread hop took two (D294). At most
+    it: one wake of that thread per reply, where a worker-thread hop took two (D296). At most
     ``_AHEAD`` replies wait; a flush beyond that waits (off the loop) for the client to read.
     A write that failed (the client gone) is raised by the next flush, as the SDK's would be.
     """
