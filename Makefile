@@ -46,15 +46,16 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # TEST_WORKERS=n` to choose), the package's doctests included, but the tests marked bench_check
 # (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check`
 # runs those. About a quarter of a worker's time its tests wait (a deadline, a page, a server
-# coming up) with nothing to run; a worker more runs tests then, for its start (about 8 s of CPU:
-# collecting the suite, its warm interpreter): modelled on the 2-core idle run's tests, 174 s
-# with two workers, 154 s with three, no less with four (D291). `--dist load` sends each worker
-# tests in batches; `loadgroup` (needed by no test here: only bench_check tests have an
-# xdist_group) sends them one at a time, and a worker waited on the controller between tests:
-# 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
-# sooner (the same model: `load` already ends both workers within a second of each other).
-# Every Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on
-# CI too; `make bench-check` runs them again on 200 (D283).
+# coming up) with nothing to run; a worker more runs tests then, for its start (about 4 s of CPU
+# collecting the suite; the run's warm interpreter is shared, D294): modelled on the 2-core idle
+# run's tests, 174 s with two workers, 154 s with three, no less with four (D291). `--dist load`
+# sends each worker tests in batches; `loadgroup` (needed by no test here: only bench_check tests
+# have an xdist_group) sends them one at a time, and a worker waited on the controller between
+# tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
+# sooner (the same model: `load` already ends both workers within a second of each other),
+# nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
+# Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too;
+# `make bench-check` runs them again on 200 (D283).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \

@@ -51,11 +51,14 @@ def _ram_temp_root(path: str = "/dev/shm", room: int = 4 << 30) -> bool:
     return os.access(path, os.W_OK) and not found.f_flag & os.ST_NOEXEC and free >= room
 
 
-# Each test's tmp_path on a RAM file system where there is one (D289): a SQLite store made there
-# costs 6 ms instead of 130 (its fsyncs, on the team's disk), and most tests make one. Not where
-# the run was given its own place (TMPDIR, or pytest's PYTEST_DEBUG_TEMPROOT, which this sets).
+# Temporary files on a RAM file system where there is one (D289): each test's tmp_path, the
+# other temporary directories of the tests (the shared servers' stores, the simulator's) and of
+# the processes they start. A SQLite store made there costs 6 ms instead of 130 (its fsyncs, on
+# the team's disk), and most tests make one. Not where the run was given its place (TMPDIR, or
+# pytest's own PYTEST_DEBUG_TEMPROOT); xdist's workers inherit the TMPDIR set here.
 if not {"TMPDIR", "PYTEST_DEBUG_TEMPROOT"} & os.environ.keys() and _ram_temp_root():
-    os.environ["PYTEST_DEBUG_TEMPROOT"] = "/dev/shm"
+    os.environ["TMPDIR"] = "/dev/shm"
+    tempfile.tempdir = None  # read TMPDIR again, had anything asked for the place already
 
 # Preflights' own suite runs in a venv of its own (`make preflights-suite`); its plugin routes
 # Preflights' mock to the engine process-wide, so it is never imported (doctests) here.
@@ -77,12 +80,32 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Write this test process's ``preflight-fsm`` launcher (``warm_processes``) before the test
-    modules, which read its path, are imported."""
+    """Write this test run's ``preflight-fsm`` launcher (``warm_processes``) before the test
+    modules, which read its path, are imported. Under pytest-xdist the process that hands out
+    the tests writes it and starts the warm interpreter at once, and every worker uses that one
+    (``pytest_configure_node``): each worker starting its own cost about 4.5 s of CPU (D294)."""
+    shared = getattr(session.config, "workerinput", {}).get(_WARM_DIRECTORY)
+    if shared is not None:
+        warm_processes.attach(Path(shared))
+        return
     directory = Path(tempfile.mkdtemp(prefix="pfsm-zygote-"))
     session.config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
     warm_processes.prepare(directory)
     session.config.add_cleanup(warm_processes.stop)
+    if _xdist_controller(session.config) and not session.config.option.collectonly:
+        session.config.stash[_SHARED_WARM] = warm_processes.share()
+
+
+_WARM_DIRECTORY = "preflight_fsm_warm_processes"
+_SHARED_WARM = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand each pytest-xdist worker the directory of the run's warm interpreter."""
+    directory = node.config.stash.get(_SHARED_WARM, None)
+    if directory is not None:
+        node.workerinput[_WARM_DIRECTORY] = str(directory)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -194,9 +217,10 @@ def browser() -> Iterator[object]:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def enrolled(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the module."""
+    """Ada's passkey (``person_passkey.Enrolled``), enrolled once for the test process (each
+    test puts it in the browser and carries its signature counter on: ``ada``)."""
     from person_passkey import enroll
 
     return enroll(browser, tmp_path_factory.mktemp("person"))

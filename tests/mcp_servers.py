@@ -50,7 +50,7 @@ from preflight_fsm.mcp import build_server
 from preflight_fsm.mcp.policy import AnswersFrom
 from preflight_fsm.people import People
 from preflight_fsm.snapshot import SealKeys
-from preflight_fsm.store import Sessions, open_store
+from preflight_fsm.store import Sessions, SessionStore, open_store
 from redis_server import redis_missing, throwaway_redis  # the one import of it in the MCP tests
 
 __all__ = [
@@ -125,7 +125,7 @@ class _Records(logging.Handler):
 
 @asynccontextmanager
 async def connect_memory(
-    store: str,
+    store: str | SessionStore,
     *,
     mode: str = "auto",
     elicitation: ElicitationFnT | None = None,
@@ -137,7 +137,8 @@ async def connect_memory(
     """A client connected in memory to the server `preflight-fsm mcp --store STORE` serves over
     stdio (``--answers-from``, ``--preflights``, ``--people``, ``--seal-key-file`` as given),
     built as the command builds it; no error may be logged (a traceback) while it is
-    connected."""
+    connected. ``store`` may be a store already open (a setting no location gives, such as
+    SQLite's write wait), which the caller closes."""
     records = _Records()
     root = logging.getLogger()
     root.addHandler(records)
@@ -148,14 +149,19 @@ async def connect_memory(
                 build_preflights_server,
             )
 
+            assert isinstance(store, str), "the Preflights server opens its store by location"
+
             stack = ExitStack()  # the answer page's loopback listener, under web
             closing.append(stack.close)
             server = build_preflights_server(
                 store, answers_from=answers_from, closing=stack, people=people
             )
         else:
-            opened = open_store(store)
-            closing.append(opened.close)
+            if isinstance(store, str):
+                opened = open_store(store)
+                closing.append(opened.close)
+            else:
+                opened = store
             keys = SealKeys.from_file(seal_key_file) if seal_key_file is not None else None
             sessions = Sessions(opened, keys=keys)
             page, listener = answer_page(sessions, "stdio", None, people)

@@ -1,4 +1,4 @@
-"""Ada's passkey for the ``--answers-from person`` tests: enrolled once per module through the
+"""Ada's passkey for the ``--answers-from person`` tests: enrolled once per test process through the
 real enrollment page in headless Chromium's virtual authenticator, then put back in the browser
 for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures); or, for tests that need
 no browser, a software credential (:func:`software_people`)."""
@@ -58,11 +58,13 @@ def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
     refuses a count it has seen already: a clone's, D277)."""
     with virtual_authenticator(browser):  # type: ignore[arg-type]
         browser.add_credential(enrolled.credential)
-        yield enrolled
-        if browser.virtual_authenticator_id:
-            for credential in browser.get_credentials():
-                if credential.id == enrolled.credential.id:
-                    enrolled.credential = credential
+        try:
+            yield enrolled
+        finally:  # a failed test's signatures count too: the next test must not look a clone
+            if browser.virtual_authenticator_id:
+                for credential in browser.get_credentials():
+                    if credential.id == enrolled.credential.id:
+                        enrolled.credential = credential
 
 
 def software_people(folder: Path) -> tuple[People, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 import preflight_fsm.cli.diagram  # registers the command on `app`
-import warm_processes
 from preflight_fsm.cli import app
 from preflight_fsm.diagrams import flow_graph, render, session_graph, to_dot
 from preflight_fsm.diagrams.generate import example_session
@@ -64,30 +62,25 @@ def test_cli_draws_a_session_from_a_snapshot_file(tmp_path: Path) -> None:
     assert "a session, not the generated flow" in result.stdout
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    program = warm_processes.program()
-    return subprocess.run(
-        [program, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
-    )
-
-
 def test_cli_draws_a_stored_session_by_its_id(tmp_path: Path) -> None:
-    """--session ID --store PATH draws a session stepped by `preflight-fsm answer`, unchanged."""
+    """--session ID --store PATH draws a session stepped by `preflight-fsm answer`, unchanged
+    (each command run in this process: what a store holds once a command exits is
+    tests/test_cli_sessions.py's)."""
     store = str(tmp_path / "sessions.sqlite3")
-    started = _cli(
-        "start", "Keep user sessions somewhere faster", "--store", store, "--json", cwd=tmp_path
+    started = runner.invoke(
+        app, ["start", "Keep user sessions somewhere faster", "--store", store, "--json"]
     )
-    assert 0 == started.returncode, started.stderr
+    assert 0 == started.exit_code, started.stderr
     session_id = json.loads(started.stdout)["session_id"]
     for answer in (
         "change_category=Database",
         "db_type=Other (specify)",
         "db_type__other=CockroachDB",
     ):
-        stepped = _cli("answer", session_id, answer, "--store", store, cwd=tmp_path)
-        assert 0 == stepped.returncode, stepped.stderr
-    drawn = _cli("diagram", "--session", session_id, "--store", store, cwd=tmp_path)
-    assert 0 == drawn.returncode, drawn.stderr
+        stepped = runner.invoke(app, ["answer", session_id, answer, "--store", store])
+        assert 0 == stepped.exit_code, stepped.stderr
+    drawn = runner.invoke(app, ["diagram", "--session", session_id, "--store", store])
+    assert 0 == drawn.exit_code, drawn.stderr
     assert to_dot(session_graph(example_session())) == drawn.stdout
 
 

@@ -15,9 +15,12 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
 from mcp_servers import PREFLIGHT_FSM, HttpServer, call, connect_http, free_port, http_server
+from preflight_fsm.cli import app
 from preflight_fsm.people import People
 from test_mcp_person import answer_and_sign
 from test_mcp_web import link_in, type_of
@@ -86,7 +89,7 @@ def test_a_person_server_with_nobody_enrolled_enrolls_on_its_origin_then_signs_e
 
 
 def test_the_team_path_from_enrolling_on_the_server_to_verify_in_the_repository(
-    browser: WebDriver, tmp_path: Path
+    browser: WebDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`mcp --preflights --transport http --enroll alice --answers-from person`: alice enrolls
     through the printed link; `people add alice --from` the server's people file brings her
@@ -100,10 +103,12 @@ def test_the_team_path_from_enrolling_on_the_server_to_verify_in_the_repository(
     from test_preflights_web import link_in as preflights_link
 
     repo, _home = make_repo(tmp_path)
+    people = tmp_path / "people.toml"
     extra = ("--preflights", "--repo-root", str(tmp_path))
     with enrolled_through(browser, tmp_path, *extra, name="alice") as server:
-        added = run_in(repo, "people", "add", "alice", "--from", str(tmp_path / "people.toml"))
-        assert 0 == added.returncode, added.stderr
+        monkeypatch.chdir(repo)  # in-process: `verify` below is the process CI runs
+        added = CliRunner().invoke(app, ["people", "add", "alice", "--from", str(people)])
+        assert 0 == added.exit_code, added.output
 
         async def main() -> dict[str, Any]:
             with anyio.fail_after(120):

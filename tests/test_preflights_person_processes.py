@@ -3,7 +3,8 @@
 tokens and Origin/Host checks, reached by the SDK's streamable-HTTP client), the person is
 headless Chromium with Ada's passkey in its virtual authenticator (enrolled through the real
 enrollment page), and the ADR Preflights writes into a real git repository is checked by the
-`preflight-fsm verify` process.
+`preflight-fsm verify` process (the HTTP test's ADR by the same command run in the test's
+process).
 
 ``test_preflights_person.py`` proves the same rounds with the client in memory; what only these
 tests can show is the process boundary: the stdio server's own loopback listener serving the
@@ -29,9 +30,11 @@ pytest.importorskip("preflights")
 import anyio
 import anyio.to_thread
 from selenium.webdriver.remote.webdriver import WebDriver
+from typer.testing import CliRunner
 
 from mcp_servers import PREFLIGHT_FSM, connect_http, connect_stdio, http_server
 from person_passkey import Enrolled
+from preflight_fsm.cli import app
 from preflight_fsm.mcp.tokens import add_token
 from preflights_e2e import make_repo
 from test_mcp_web import Person
@@ -117,8 +120,11 @@ def test_over_http_a_client_without_url_elicitation_gets_the_link_then_the_verif
     assert "Traceback" not in server.stderr.read_text()
     assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
     assert link_in(first).startswith(f"http://localhost:{ada.port}/answer/")
-    verified = verify(ada, artifacts(then, repo)["adr"])
-    assert 0 == verified.returncode, verified.stdout + verified.stderr
+    adr = artifacts(then, repo)["adr"]
+    verified = CliRunner().invoke(  # in-process: the stdio test runs verify as a process
+        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr)]
+    )
+    assert 0 == verified.exit_code, verified.output
 
 
 def test_a_round_whose_passkey_ceremony_is_cancelled_records_and_writes_nothing(

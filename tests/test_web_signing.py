@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -19,6 +20,7 @@ from selenium.webdriver.common.by import By
 from typer.testing import CliRunner, Result
 
 from mcp_servers import PREFLIGHT_FSM, free_port
+from person_passkey import Enrolled
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.cli import app
 from preflight_fsm.passkeys import step_challenge
@@ -43,19 +45,34 @@ class Signing:
 
 
 @pytest.fixture
-def signing(browser: webdriver.Chrome, tmp_path: Path) -> Iterator[Signing]:
-    """Ada enrolled (in the browser's authenticator, kept for the test), then the page that
-    asks her passkey served on the origin she enrolled on."""
+def signing(ada: Enrolled) -> Iterator[Signing]:
+    """The page that asks a passkey, served on the origin Ada enrolled on (her passkey in the
+    browser's authenticator for the test: conftest's ``ada``)."""
+    with _signing_page(ada.people, ada.port) as served:
+        yield served
+
+
+@pytest.fixture
+def signing_alone(browser: webdriver.Chrome, tmp_path: Path) -> Iterator[Signing]:
+    """Ada enrolled for this test alone (in the browser's authenticator, kept for the test),
+    then the page that asks her passkey served on the origin she enrolled on: for a test that
+    leaves her passkey's signature count where no later test may use it."""
     port = free_port()
     enrollment = Enrollment("Ada Lovelace", tmp_path / "people.toml")
     with virtual_authenticator(browser):
         with PageListener(enrollment, port=port):
             browser.get(enrollment.link)
             assert "Enrolled" in passkey_outcome(browser)
-        sessions = Sessions(MemoryStore())
-        page = SignedAnswerPage(sessions, People.load(tmp_path / "people.toml"))
-        with PageListener(page, port=port):
-            yield Signing(page, sessions)
+        with _signing_page(tmp_path / "people.toml", port) as served:
+            yield served
+
+
+@contextmanager
+def _signing_page(people: Path, port: int) -> Iterator[Signing]:
+    sessions = Sessions(MemoryStore())
+    page = SignedAnswerPage(sessions, People.load(people))
+    with PageListener(page, port=port):
+        yield Signing(page, sessions)
 
 
 def _answer_and_sign(browser: webdriver.Chrome, label: str) -> str:
@@ -99,13 +116,13 @@ def test_a_passkey_not_in_the_people_file_records_nothing_and_the_page_says_why(
 
 
 def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
-    browser: webdriver.Chrome, signing: Signing
+    browser: webdriver.Chrome, signing_alone: Signing
 ) -> None:
     """Chromium's authenticator counts its signatures: a copy of Ada's credential taken before
     she signed turn 1 (a clone) signs turn 2 with a count already seen; the page says so and
     records nothing, and the counts file beside the people file holds the last count (D277)."""
     [copy] = browser.get_credentials()
-    record, link = _a_new_session(signing)
+    record, link = _a_new_session(signing_alone)
     browser.get(link)
     assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
     submit(browser, "#passkey-next")
@@ -114,50 +131,44 @@ def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
         browser.add_credential(copy)
         said = _answer_and_sign(browser, "db_type-0")
     assert "Nothing was recorded: the passkey was refused (counter_not_increased)" in said
-    assert ("user_passkey",) == signing.sessions.load(record.id)[0].snapshot().answered_by
-    counts = signing.page.counts
+    assert ("user_passkey",) == signing_alone.sessions.load(record.id)[0].snapshot().answered_by
+    counts = signing_alone.page.counts
     assert counts.path is not None
     assert counts.last(copy.id.rstrip("=")) > copy.sign_count  # Selenium pads base64url
     assert counts.path.name == "people.sign-counts.json"
 
 
 def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_passes(
-    browser: webdriver.Chrome, tmp_path: Path
+    browser: webdriver.Chrome, ada: Enrolled, tmp_path: Path
 ) -> None:
-    people, store = tmp_path / "people.toml", str(tmp_path / "sessions.db")
-    port = free_port()
-    with virtual_authenticator(browser):
-        enrollment = Enrollment("Ada Lovelace", people)
-        with PageListener(enrollment, port=port):
-            browser.get(enrollment.link)
-            assert "Enrolled" in passkey_outcome(browser)
-        started = _run("start", "Add a thing", "--store", store)
-        assert 0 == started.exit_code, started.output
-        session_id = started.stdout.split()[1]
-        chat = subprocess.Popen(
-            [
-                *(PREFLIGHT_FSM, "chat", "--web", "--passkey", "--people", str(people)),
-                *("--session", session_id, "--store", store),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            assert chat.stdout is not None
-            link = re.search(r"(http://localhost:\S+)", chat.stdout.readline())
-            assert link, "no link printed"
-            browser.get(link.group(1))
-            assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
-            submit(browser, "#passkey-next")
-            assert "finished" in _answer_and_sign(browser, "db_type-0")
-            assert 0 == chat.wait(60)
-        finally:
-            if chat.poll() is None:
-                chat.kill()
-            chat.wait(30)
-            if chat.stdout is not None:
-                chat.stdout.close()
+    people, store = ada.people, str(tmp_path / "sessions.db")
+    started = _run("start", "Add a thing", "--store", store)
+    assert 0 == started.exit_code, started.output
+    session_id = started.stdout.split()[1]
+    chat = subprocess.Popen(
+        [
+            *(PREFLIGHT_FSM, "chat", "--web", "--passkey", "--people", str(people)),
+            *("--session", session_id, "--store", store),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert chat.stdout is not None
+        link = re.search(r"(http://localhost:\S+)", chat.stdout.readline())
+        assert link, "no link printed"
+        browser.get(link.group(1))
+        assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
+        submit(browser, "#passkey-next")
+        assert "finished" in _answer_and_sign(browser, "db_type-0")
+        assert 0 == chat.wait(60)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+        chat.wait(30)
+        if chat.stdout is not None:
+            chat.stdout.close()
     decision = tmp_path / "decision.md"
     decision.write_text(_run("show", session_id, "--decision", "--store", store).stdout)
     verified = _run("verify", "--require", "person", "--people", str(people), str(decision))

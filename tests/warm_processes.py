@@ -2,15 +2,16 @@
 
 A test that runs ``preflight-fsm`` in a process of its own (an MCP server over stdio or HTTP, a
 command whose exit code, output or signals it checks) paid a fresh interpreter's imports each time:
-about 1 s of CPU for the MCP SDK alone, 0.3 s for a command, hundreds of times a run. Here each
-test worker keeps one *zygote*: an interpreter that has imported the command line, the servers
-and the stores once, and forks a child for each program the tests start (the way Android's zygote
-or ``multiprocessing``'s forkserver do). The test starts an ordinary executable, ``PROGRAM`` (a
-few lines of Python run with ``-I -S``): it hands its standard input, output and error, its
-arguments, working directory and environment to the zygote, forwards the signals it receives to
-the child, and exits as the child did (its code, or killed by the same signal). So the program is
-a real process with its own pid, pipes, environment and exit status; what is shared is only the
-imported modules, as if it had imported them itself.
+about 1 s of CPU for the MCP SDK alone, 0.3 s for a command, hundreds of times a run. Here a test
+run keeps one *zygote* (under pytest-xdist, one for all its workers, started by the process that
+hands out the tests: ``share`` and ``attach``): an interpreter that has imported the command line,
+the servers and the stores once, and forks a child for each program the tests start (the way
+Android's zygote or ``multiprocessing``'s forkserver do). The test starts an ordinary executable,
+``PROGRAM`` (a few lines of Python run with ``-I -S``): it hands its standard input, output and
+error, its arguments, working directory and environment to the zygote, forwards the signals it
+receives to the child, and exits as the child did (its code, or killed by the same signal). So the
+program is a real process with its own pid, pipes, environment and exit status; what is shared is
+only the imported modules, as if it had imported them itself.
 
 What differs from a fresh interpreter, and which tests therefore start ``COLD_PROGRAM`` instead:
 - modules are imported once, under the zygote's environment (nothing in the package reads its
@@ -123,17 +124,20 @@ def write_launcher(directory: Path, socket_path: Path) -> str:
 
 
 class Zygote:
-    """The warm interpreter of one test process: ``start`` forks nothing yet, it imports."""
+    """The warm interpreter of one test run: ``start`` forks nothing yet, it imports."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, launcher_written: bool = False) -> None:
         self.directory = directory
         self.socket_path = directory / "zygote.sock"
-        self.program = write_launcher(directory / "bin", self.socket_path)
+        launcher = directory / "bin" / "preflight-fsm"
+        self.program = (
+            str(launcher) if launcher_written else write_launcher(launcher.parent, self.socket_path)
+        )
         self._log = directory / "zygote.log"
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 120.0) -> None:
-        """Start the zygote and wait until it listens (its imports take a second or two)."""
+    def spawn(self) -> None:
+        """Start the zygote's imports and return (``wait`` waits until it listens)."""
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(
                 [sys.executable, __file__, str(self.socket_path)],
@@ -141,15 +145,25 @@ class Zygote:
                 stdout=log,
                 stderr=log,
             )
+
+    def wait(self, timeout: float = 120.0) -> None:
+        """Wait until the zygote listens (its imports take a few seconds of CPU), whichever
+        process of the run started it."""
         deadline = time.monotonic() + timeout
         while not self.socket_path.exists():
-            if self._process.poll() is not None or time.monotonic() > deadline:
+            ended = self._process is not None and self._process.poll() is not None
+            if ended or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"the test zygote did not start: {self._log.read_text()}")
             time.sleep(0.02)
 
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the zygote and wait until it listens."""
+        self.spawn()
+        self.wait(timeout)
+
     def stop(self) -> None:
-        """End the zygote and every child it still has."""
+        """End the zygote and every child it still has, if this process started it."""
         if self._process is not None:
             self._process.terminate()
             try:
@@ -162,12 +176,29 @@ class Zygote:
 
 _zygote: Zygote | None = None
 _wanted = False
+_shared = False
 
 
 def prepare(directory: Path) -> None:
     """Write this test process's launcher into ``directory`` (the zygote starts on ``start``)."""
     global _zygote
     _zygote = Zygote(directory)
+
+
+def share() -> Path:
+    """Start the zygote of ``prepare`` for every pytest-xdist worker of the run, without waiting:
+    its directory, which each worker ``attach``es to (one zygote's imports for the run, not one
+    per worker). Called by the process that hands out the tests."""
+    assert _zygote is not None, "prepare() first"
+    _zygote.spawn()
+    return _zygote.directory
+
+
+def attach(directory: Path) -> None:
+    """Run the launcher and zygote another process of the run prepared in ``directory``."""
+    global _zygote, _shared
+    _zygote = Zygote(directory, launcher_written=True)
+    _shared = True
 
 
 def program() -> str:
@@ -184,13 +215,17 @@ def cold(command: str) -> str:
 
 
 def start() -> None:
-    """Start the zygote if a collected test module asked for ``program()``."""
+    """Start the zygote if a collected test module asked for ``program()``; with a shared one,
+    wait until it listens."""
     if _zygote is not None and _wanted:
-        _zygote.start()
+        if _shared:
+            _zygote.wait()
+        else:
+            _zygote.start()
 
 
 def stop() -> None:
-    """Stop the zygote (the end of the test process)."""
+    """Stop the zygote (the end of the test process that started it)."""
     if _zygote is not None:
         _zygote.stop()
 
