@@ -52,7 +52,8 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # sends each worker tests in batches; `loadgroup` (needed by no test here: only bench_check tests
 # have an xdist_group) sends them one at a time, and a worker waited on the controller between
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
-# sooner (the same model: `load` already ends both workers within a second of each other). Every
+# sooner (the same model: `load` already ends both workers within a second of each other),
+# nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
 # Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too;
 # `make bench-check` runs them again on 200 (D283).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))

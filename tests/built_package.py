@@ -6,6 +6,12 @@ the build backend an editable install needs: a wheelhouse. The tests install fro
 index), so three virtualenvs, uv and pipx resolve a few local files instead of each fetching
 and parsing the index pages of fifty projects. Under pytest-xdist the first worker to ask
 builds it under a file lock in the run's shared temporary directory; the others wait and reuse.
+The uv runs of every worker share one cache there too (uv locks it), so each wheel is unpacked
+once per run.
+
+pip installs without byte-compiling (the installed programs compile what they import, on first
+import, as Python does): compiling every module of the MCP SDK's dependencies at install cost
+the README's first path about 5 of its 11 s of CPU, for modules no command of the test imports.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,29 +28,41 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 TIMEOUT = 900
 # What the tests install beside the package: the extras of the README's paths and of the
-# packaging tests' hints, and what `pip install -e` builds with (hatchling asks for editables).
+# packaging tests' hints, and what `pip install -e` builds with (pyproject's build-system).
 EXTRAS = "mcp,preflights,redis"
-BUILD_BACKEND = ("hatchling>=1.24", "editables")
+BUILD_BACKEND = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+# pip reads a `--no-*` option's variable as the option's value, not as the flag: "0" turns
+# byte-compiling off ("1" would turn it on). The installed programs write their bytecode when
+# they first import a module, whatever the caller's environment says.
+_NO_COMPILE = {"PIP_NO_COMPILE": "0", "PYTHONDONTWRITEBYTECODE": ""}
 
 
 @dataclass(frozen=True)
 class BuiltPackage:
-    """Where the one build is: ``dist`` holds the sdist and wheel, ``wheels`` the wheelhouse."""
+    """Where the one build is: ``dist`` holds the sdist and wheel, ``wheels`` the wheelhouse,
+    ``uv_cache`` the run's one uv cache."""
 
     dist: Path
     wheels: Path
+    uv_cache: Path
 
     @property
     def wheel(self) -> Path:
         return next(self.dist.glob("preflight_fsm-*.whl"))
 
     def pip_env(self) -> dict[str, str]:
-        """pip (and pipx's pip) installing from the wheelhouse alone."""
-        return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels)}
+        """pip installing from the wheelhouse alone, compiling nothing at install."""
+        return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(self.wheels), **_NO_COMPILE}
 
     def uv_env(self) -> dict[str, str]:
-        """uv installing from the wheelhouse alone."""
-        return {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(self.wheels)}
+        """uv (and pipx, which installs with uv) installing from the wheelhouse alone, into the
+        run's cache (uv compiles nothing at install by default)."""
+        return {
+            "UV_NO_INDEX": "1",
+            "UV_FIND_LINKS": str(self.wheels),
+            "UV_CACHE_DIR": str(self.uv_cache),
+            **_NO_COMPILE,
+        }
 
 
 def _run(argv: list[str]) -> None:
@@ -62,7 +81,7 @@ def _run(argv: list[str]) -> None:
 
 def build_once(shared: Path) -> BuiltPackage:
     """The build in ``shared`` (a directory every worker of the run sees), made once."""
-    built = BuiltPackage(dist=shared / "dist", wheels=shared / "wheels")
+    built = BuiltPackage(dist=shared / "dist", wheels=shared / "wheels", uv_cache=shared / "uv")
     with (shared / "built_package.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (shared / "built_package.done").exists():

@@ -239,7 +239,7 @@ def test_pf_web_link_nobody_uses_closes_the_session_so_resume_asks_again(
     monkeypatch.setenv("HOME", str(home))
     assert 0 == run_pf(["start", "--non-interactive", INTENTION])
     with pytest.raises(SystemExit) as ended:
-        page_loop(build_pf_app(), link_ttl=0.5)(str(repo), load_session(str(repo)))
+        page_loop(build_pf_app(), link_ttl=0.1)(str(repo), load_session(str(repo)))
     said = capsys.readouterr().err
     assert (1, True) == (ended.value.code, "`preflight-fsm pf resume --web`" in said), said
     assert not (repo / ".preflights" / "current_session.json").exists()

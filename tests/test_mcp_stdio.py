@@ -15,10 +15,18 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
+import anyio
 import pytest
 
 from mcp_servers import PREFLIGHT_FSM
-from preflight_fsm.mcp.stdio import MAX_LINE_CHARS, checked, replies_only_on_stdout, request_id
+from preflight_fsm.mcp.stdio import (
+    MAX_LINE_CHARS,
+    _Replies,
+    checked,
+    replies_only_on_stdout,
+    request_id,
+    requests_only_on_stdin,
+)
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -149,6 +157,26 @@ def test_while_serving_a_stray_write_to_standard_output_goes_to_standard_error(
     assert ("reply\nafter\n", "stray\n") == capfd.readouterr()
 
 
+def test_while_serving_a_child_reads_end_of_input_and_the_requests_reach_only_the_server() -> None:
+    """No handler or child process can take a request off the wire: file descriptor 0 reads the
+    null device meanwhile, and is the client's pipe again afterwards."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    try:
+        os.write(write_end, b"request\n")
+        with requests_only_on_stdin() as wire:
+            child = subprocess.run(["cat"], capture_output=True, timeout=30, check=True)
+            assert (b"", b"request\n") == (child.stdout, wire.readline())
+        os.write(write_end, b"after\n")
+        assert b"after\n" == os.read(0, 100)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(write_end)
+
+
 def test_a_line_over_the_http_body_limit_is_answered_and_skipped(stdio: StdioServer) -> None:
     """A request line longer than MAX_LINE_CHARS (the HTTP transport's 4 MiB) gets -32600 with
     its id, its rest is skipped unread, and the next request is answered."""
@@ -167,3 +195,38 @@ def test_a_line_over_the_limit_is_answered_before_its_end_arrives(stdio: StdioSe
     assert (7, -32600) == (error["id"], error["error"]["code"])
     (listed,) = stdio.replies(['"}}}', '{"jsonrpc":"2.0","id":11,"method":"tools/list"}'], 1)
     assert 11 == listed["id"]
+
+
+def test_replies_reach_the_wire_whole_and_in_order() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as received, os.fdopen(write_end, "wb") as wire:
+        replies = _Replies(wire)
+
+        async def send() -> None:
+            for n in range(5):
+                await replies.write(json.dumps({"id": n}))
+                await replies.write("\n")
+                await replies.flush()
+
+        anyio.run(send)
+        replies.finish(timeout=30)
+        wire.close()
+        assert [{"id": n} for n in range(5)] == [json.loads(line) for line in received]
+
+
+def test_a_reply_the_wire_refused_is_raised_by_the_next_flush() -> None:
+    """As the SDK's own standard output raises it: the client is gone, the server ends."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with os.fdopen(write_end, "wb", buffering=0) as wire:  # nothing left to flush at its close
+        replies = _Replies(wire)
+
+        async def send() -> None:
+            await replies.write("{}\n")
+            await replies.flush()
+            await anyio.to_thread.run_sync(replies.finish, 30)  # the refused write is done
+            await replies.write("{}\n")
+            await replies.flush()
+
+        with pytest.raises(BrokenPipeError):
+            anyio.run(send)

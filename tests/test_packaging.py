@@ -36,12 +36,6 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
-@pytest.fixture(scope="session")
-def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One uv cache for this worker's uv runs: each wheel is unpacked once, not per test."""
-    return tmp_path_factory.mktemp("uv-cache")
-
-
 def test_the_wheel_and_sdist_pass_twine_check(built_package: BuiltPackage) -> None:
     """Both distributions are built and their metadata renders as PyPI shows it."""
     dist = built_package.dist
@@ -51,7 +45,7 @@ def test_the_wheel_and_sdist_pass_twine_check(built_package: BuiltPackage) -> No
     assert 0 == checked.returncode, checked.stdout + checked.stderr
 
 
-def _tool_env(tmp_path: Path, built: BuiltPackage, uv_cache: Path) -> dict[str, str]:
+def _tool_env(tmp_path: Path, built: BuiltPackage) -> dict[str, str]:
     """uv and pipx in directories of the test's own, installing from the run's wheelhouse."""
     return {
         **os.environ,
@@ -59,7 +53,6 @@ def _tool_env(tmp_path: Path, built: BuiltPackage, uv_cache: Path) -> dict[str, 
         **built.uv_env(),
         "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
         "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
-        "UV_CACHE_DIR": str(uv_cache),
         "PIPX_HOME": str(tmp_path / "pipx"),
         "PIPX_BIN_DIR": str(tmp_path / "bin"),
         "HOME": str(tmp_path),
@@ -85,34 +78,28 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     assert (0, "") == (served.returncode, served.stderr)
 
 
-def test_uv_tool_installs_the_wheel(
-    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
-) -> None:
+def test_uv_tool_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`uv tool install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path, built_package, uv_cache)
+    env = _tool_env(tmp_path, built_package)
     done = _run([str(BIN / "uv"), "tool", "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-def test_pipx_installs_the_wheel(
-    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
-) -> None:
+def test_pipx_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`pipx install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path, built_package, uv_cache)
+    env = _tool_env(tmp_path, built_package)
     done = _run([str(BIN / "pipx"), "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-def test_uv_tool_installs_from_a_git_url(
-    built_package: BuiltPackage, uv_cache: Path, tmp_path: Path
-) -> None:
+def test_uv_tool_installs_from_a_git_url(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree (it
     builds it: the build backend and the dependencies come from the wheelhouse)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    env = _tool_env(tmp_path, built_package, uv_cache)
+    env = _tool_env(tmp_path, built_package)
     url = f"preflight-fsm[mcp] @ git+file://{ROOT}"
     done = _run([str(BIN / "uv"), "tool", "install", url], env)
     command = tmp_path / "bin" / "preflight-fsm"

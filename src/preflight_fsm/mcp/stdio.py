@@ -10,9 +10,9 @@ string nor an integer, which both transports would take for a notification's ext
 never answer, gets ``-32600``, and so does a line longer than the HTTP transport's body limit,
 whose rest is skipped unread. The SDK is not patched.
 
-Each reply is written and flushed to the wire in one worker-thread hop (the SDK's own standard
-output takes one hop to write and another to flush: a tenth of an echo call's CPU here), and the
-lines are read by a thread of their own (D290, D293).
+The lines are read by a thread of their own and each reply is written and flushed by another
+(the SDK's transport takes a worker-thread hop per line, and two per reply, one to write and one
+to flush: a tenth of an echo call's CPU here; D290, D293, D296).
 While the server runs, file descriptor 1 points at standard error, as the SDK's transport does
 it: a stray write (a library's ``print``, a child process) cannot corrupt the replies.
 """
@@ -25,9 +25,10 @@ import contextlib
 import fcntl
 import json
 import os
+import queue
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from io import TextIOWrapper
 from typing import Any, BinaryIO, Final
 
@@ -48,7 +49,10 @@ _MESSAGE: Final = types.jsonrpc_message_adapter
 MAX_LINE_CHARS: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The longest request line read whole: the SDK's HTTP body limit (4 MiB)."""
 _AHEAD: Final = 2
-"""Lines read before the loop takes them, at most (each up to MAX_LINE_CHARS)."""
+"""Lines read before the loop takes them, and replies queued before the wire takes them, at most
+(each line up to MAX_LINE_CHARS)."""
+_LAST_REPLIES_WAIT: Final = 10.0
+"""Seconds the end of the server waits for its last replies to be written."""
 
 
 def checked(line: str) -> types.JSONRPCError | None:
@@ -157,11 +161,11 @@ class _CheckedLines:
     without joining it (cli/mcp.py).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, wire: BinaryIO) -> None:
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.ready = anyio.Event()
         # As the SDK reads stdin: UTF-8, undecodable bytes as U+FFFD (MCP-NOTES).
-        self._stdin = _Borrowed(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._stdin = _Borrowed(wire, encoding="utf-8", errors="replace")
         self._read: collections.deque[str] = collections.deque()
         self._arrived = anyio.Event()
         self._room = threading.Semaphore(_AHEAD)
@@ -234,57 +238,116 @@ def _too_long(line: str) -> types.JSONRPCError:
 
 
 class _Replies:
-    """Standard output as the transport writes to it (``write``, then ``flush``, per reply):
-    the reply sent whole in one worker-thread hop at the flush."""
+    """Standard output as the transport writes to it (``write``, then ``flush``, per reply).
+
+    At the flush the reply is queued, whole, for a thread of its own that writes and flushes
+    it: one wake of that thread per reply, where a worker-thread hop took two (D296). At most
+    ``_AHEAD`` replies wait; a flush beyond that waits (off the loop) for the client to read.
+    A write that failed (the client gone) is raised by the next flush, as the SDK's would be.
+    """
 
     def __init__(self, wire: BinaryIO) -> None:
         self._wire = wire
         self._pending: list[str] = []
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._room = threading.Semaphore(_AHEAD)
+        self._failure: OSError | ValueError | None = None
+        self._writer = threading.Thread(target=self._write_all, name="stdout", daemon=True)
+        self._writer.start()
 
     async def write(self, text: str) -> None:
         self._pending.append(text)
 
     async def flush(self) -> None:
+        if self._failure is not None:
+            raise self._failure
         data = "".join(self._pending).encode("utf-8")
         self._pending.clear()
-        await anyio.to_thread.run_sync(self._send, data)
+        if not self._room.acquire(blocking=False):
+            await anyio.to_thread.run_sync(self._room.acquire, abandon_on_cancel=True)
+        self._queue.put(data)
 
-    def _send(self, data: bytes) -> None:
-        self._wire.write(data)
-        self._wire.flush()
+    def finish(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the replies queued to be written, then stop."""
+        self._queue.put(None)
+        self._writer.join(timeout)
+
+    def _write_all(self) -> None:
+        while (data := self._queue.get()) is not None:
+            if self._failure is None:
+                try:
+                    self._wire.write(data)
+                    self._wire.flush()
+                except (OSError, ValueError) as exc:
+                    self._failure = exc
+            self._room.release()
+
+
+@contextlib.contextmanager
+def _diverted(fd: int, diversion: Callable[[], int]) -> Iterator[int | None]:
+    """A private duplicate of file descriptor ``fd`` (closed in children) for the wire, ``fd``
+    itself pointed at ``diversion()`` until the block ends, as ``stdio_server`` does when it
+    opens the standard streams itself; None where ``fd`` cannot be diverted (serve it in place).
+    The duplicate is never closed: a thread may still be reading or writing it at the end."""
+    try:
+        wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no such descriptor
+        yield None
+        return
+    try:
+        substitute = diversion()
+    except OSError:
+        os.close(wire)
+        yield None
+        return
+    os.dup2(substitute, fd)
+    os.close(substitute)
+    try:
+        yield wire
+    finally:
+        os.dup2(wire, fd)
+
+
+@contextlib.contextmanager
+def requests_only_on_stdin() -> Iterator[BinaryIO]:
+    """Standard input's file for the requests alone; file descriptor 0 reads the null device
+    until the block ends, so a handler or a child process reads end of input, never a request."""
+    with _diverted(0, lambda: os.open(os.devnull, os.O_RDONLY)) as wire:
+        yield sys.stdin.buffer if wire is None else os.fdopen(wire, "rb", closefd=False)
 
 
 @contextlib.contextmanager
 def replies_only_on_stdout() -> Iterator[BinaryIO]:
     """Standard output's file for the replies alone; file descriptor 1 points at standard error
-    until the block ends (as ``stdio_server`` does when it opens standard output itself)."""
+    until the block ends, so a stray write (a `print`, a child's output) never reaches the wire."""
     sys.stdout.flush()
     try:
-        wire = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        os.dup2(2, 1)
-    except OSError:  # no descriptor 1 to divert: serve it in place, as the SDK does
-        yield sys.stdout.buffer
-        return
-    try:
-        # Never closed: a worker thread may still be writing to it when the server stops.
-        yield os.fdopen(wire, "wb", closefd=False)
+        with _diverted(1, lambda: os.dup(2)) as wire:
+            yield sys.stdout.buffer if wire is None else os.fdopen(wire, "wb", closefd=False)
     finally:
         sys.stdout.flush()
-        os.dup2(wire, 1)
 
 
 async def run_stdio(server: MCPServer[Any]) -> None:
     """Run ``server`` over stdin and stdout until stdin ends (``MCPServer.run_stdio_async``,
     with every line checked first and every reply sent in one hop)."""
-    lines = _CheckedLines()
-    with replies_only_on_stdout() as wire:
+    with requests_only_on_stdin() as requests, replies_only_on_stdout() as wire:
+        lines = _CheckedLines(requests)
         # The transport takes any async iterable of lines as its stdin, and any object with
         # async write and flush as its stdout.
-        async with stdio_server(stdin=lines, stdout=_Replies(wire)) as (  # type: ignore[arg-type]
-            read_stream,
-            write_stream,
-        ):
-            lines.replies = write_stream
-            lines.ready.set()
-            lowlevel = server._lowlevel_server  # what run_stdio_async runs, with our transport
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        replies = _Replies(wire)
+        try:
+            async with stdio_server(stdin=lines, stdout=replies) as (  # type: ignore[arg-type]
+                read_stream,
+                write_stream,
+            ):
+                lines.replies = write_stream
+                lines.ready.set()
+                lowlevel = server._lowlevel_server  # what run_stdio_async runs, here
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
+        finally:
+            # The last replies reach the client before the process ends (bounded: a client
+            # that reads nothing more would hold it forever).
+            await anyio.to_thread.run_sync(replies.finish, _LAST_REPLIES_WAIT)
