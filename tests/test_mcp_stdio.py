@@ -25,6 +25,7 @@ from preflight_fsm.mcp.stdio import (
     checked,
     replies_only_on_stdout,
     request_id,
+    requests_only_on_stdin,
 )
 
 INITIALIZE = {
@@ -154,6 +155,26 @@ def test_while_serving_a_stray_write_to_standard_output_goes_to_standard_error(
         wire.flush()
     os.write(1, b"after\n")
     assert ("reply\nafter\n", "stray\n") == capfd.readouterr()
+
+
+def test_while_serving_a_child_reads_end_of_input_and_the_requests_reach_only_the_server() -> None:
+    """No handler or child process can take a request off the wire: file descriptor 0 reads the
+    null device meanwhile, and is the client's pipe again afterwards."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    try:
+        os.write(write_end, b"request\n")
+        with requests_only_on_stdin() as wire:
+            child = subprocess.run(["cat"], capture_output=True, timeout=30, check=True)
+            assert (b"", b"request\n") == (child.stdout, wire.readline())
+        os.write(write_end, b"after\n")
+        assert b"after\n" == os.read(0, 100)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(write_end)
 
 
 def test_a_line_over_the_http_body_limit_is_answered_and_skipped(stdio: StdioServer) -> None:

@@ -238,7 +238,8 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         debug_llm: bool = False,
         repo_path: str | None = None,
     ) -> PfDecisionPatch | None:
-        """The LLM's patch if it equals the engine's from the same answers; else the engine's."""
+        """The LLM's patch if it equals the engine's from the same answers (its values as the
+        judge compared them: spaces at the ends gone); else the engine's."""
         answers = self.engine_answers(answers)
         reference = super().extract_decision_patch(intention, answers, heuristics_config)
         try:
@@ -256,6 +257,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         if disagreements:
             self._replace("extract_decision_patch", "contract", _summary(disagreements))
             return reference
+        if isinstance(reply, PfDecisionPatch):  # no "MySQL\t" where the user chose MySQL
+            trimmed = tuple((k, v.strip() if isinstance(v, str) else v) for k, v in reply.fields)
+            return dataclasses.replace(reply, fields=trimmed)
         return reply  # type: ignore[return-value]
 
     # -- what FsmPreflightsApp asks beyond the port ---------------------------------------------

@@ -28,7 +28,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from io import TextIOWrapper
 from typing import Any, BinaryIO, Final
 
@@ -161,11 +161,11 @@ class _CheckedLines:
     without joining it (cli/mcp.py).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, wire: BinaryIO) -> None:
         self.replies: ObjectSendStream[SessionMessage] | None = None
         self.ready = anyio.Event()
         # As the SDK reads stdin: UTF-8, undecodable bytes as U+FFFD (MCP-NOTES).
-        self._stdin = _Borrowed(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._stdin = _Borrowed(wire, encoding="utf-8", errors="replace")
         self._read: collections.deque[str] = collections.deque()
         self._arrived = anyio.Event()
         self._room = threading.Semaphore(_AHEAD)
@@ -284,29 +284,55 @@ class _Replies:
 
 
 @contextlib.contextmanager
-def replies_only_on_stdout() -> Iterator[BinaryIO]:
-    """Standard output's file for the replies alone; file descriptor 1 points at standard error
-    until the block ends (as ``stdio_server`` does when it opens standard output itself)."""
-    sys.stdout.flush()
+def _diverted(fd: int, diversion: Callable[[], int]) -> Iterator[int | None]:
+    """A private duplicate of file descriptor ``fd`` (closed in children) for the wire, ``fd``
+    itself pointed at ``diversion()`` until the block ends, as ``stdio_server`` does when it
+    opens the standard streams itself; None where ``fd`` cannot be diverted (serve it in place).
+    The duplicate is never closed: a thread may still be reading or writing it at the end."""
     try:
-        wire = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        os.dup2(2, 1)
-    except OSError:  # no descriptor 1 to divert: serve it in place, as the SDK does
-        yield sys.stdout.buffer
+        wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no such descriptor
+        yield None
         return
     try:
-        # Never closed: a worker thread may still be writing to it when the server stops.
-        yield os.fdopen(wire, "wb", closefd=False)
+        substitute = diversion()
+    except OSError:
+        os.close(wire)
+        yield None
+        return
+    os.dup2(substitute, fd)
+    os.close(substitute)
+    try:
+        yield wire
+    finally:
+        os.dup2(wire, fd)
+
+
+@contextlib.contextmanager
+def requests_only_on_stdin() -> Iterator[BinaryIO]:
+    """Standard input's file for the requests alone; file descriptor 0 reads the null device
+    until the block ends, so a handler or a child process reads end of input, never a request."""
+    with _diverted(0, lambda: os.open(os.devnull, os.O_RDONLY)) as wire:
+        yield sys.stdin.buffer if wire is None else os.fdopen(wire, "rb", closefd=False)
+
+
+@contextlib.contextmanager
+def replies_only_on_stdout() -> Iterator[BinaryIO]:
+    """Standard output's file for the replies alone; file descriptor 1 points at standard error
+    until the block ends, so a stray write (a `print`, a child's output) never reaches the wire."""
+    sys.stdout.flush()
+    try:
+        with _diverted(1, lambda: os.dup(2)) as wire:
+            yield sys.stdout.buffer if wire is None else os.fdopen(wire, "wb", closefd=False)
     finally:
         sys.stdout.flush()
-        os.dup2(wire, 1)
 
 
 async def run_stdio(server: MCPServer[Any]) -> None:
     """Run ``server`` over stdin and stdout until stdin ends (``MCPServer.run_stdio_async``,
     with every line checked first and every reply sent in one hop)."""
-    lines = _CheckedLines()
-    with replies_only_on_stdout() as wire:
+    with requests_only_on_stdin() as requests, replies_only_on_stdout() as wire:
+        lines = _CheckedLines(requests)
         # The transport takes any async iterable of lines as its stdin, and any object with
         # async write and flush as its stdout.
         replies = _Replies(wire)
