@@ -3,7 +3,9 @@
 Timings on a shared machine move by several per cent from run to run, and part of what they
 measure is how well the CPU's caches and branch predictors suit the code (docs/performance.md).
 An instruction count is neither: ``valgrind --tool=callgrind`` gives the same count for the same
-interpreter, inputs and code on any load, so an A/B of a change reads off one run.
+interpreter, inputs and code on any load (the driven process runs with ``PYTHONHASHSEED=0``:
+randomised string hashing moved counts by about 0.3 % from run to run), so an A/B of a change
+reads off one run.
 
 One process runs every workload under callgrind. Each workload's calls run inside one
 ``deque(map(use, items), maxlen=0)``, and callgrind counts only inside ``consume_iterator``
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import shutil
 import subprocess
 import sys
@@ -104,6 +107,9 @@ def counts(count: int) -> dict[str, float]:
                 str(count),
             ],
             cwd=ROOT,
+            # String hashing is randomised per process and moves a count by about 0.3 %: one
+            # seed makes the same code give the same count, so an A/B reads off one run each.
+            env={**os.environ, "PYTHONHASHSEED": "0"},
             capture_output=True,
             text=True,
             check=False,

@@ -101,3 +101,28 @@ _ALNUM_RUNS = re.compile(r"[^\W_]+")
 def test_words_are_the_alphanumeric_runs_of_the_match_key(text: str) -> None:
     """C4: splitting on spaces (the common case) finds exactly the pattern's words."""
     assert tuple(_ALNUM_RUNS.findall(match_key(text))) == words(text)
+
+
+_KEYWORDS = {c.name: c.keywords for c in default_flow().categories}
+_VOCABULARY = ("front", "end", "ends", "back", "oauth", "login", "logins", "the", "ui", "docker")
+
+
+def _names(text_words: tuple[str, ...], keyword: str) -> bool:
+    """The rule of C4 read plainly: the keyword's words in a row, the last optionally plus s."""
+    *head, last = words(keyword)
+    size = len(head) + 1
+    return any(
+        list(text_words[i : i + size - 1]) == head
+        and text_words[i + size - 1] in (last, last + "s")
+        for i in range(len(text_words) - size + 1)
+    )
+
+
+@given(st.lists(st.sampled_from(_VOCABULARY), max_size=8))
+def test_the_index_finds_what_a_plain_scan_of_every_keyword_finds(chosen: list[str]) -> None:
+    """C4: the index's lookups and early return find exactly the categories the rule names."""
+    text_words = tuple(chosen)
+    expected = tuple(
+        name for name, keywords in _KEYWORDS.items() if any(_names(text_words, k) for k in keywords)
+    )
+    assert expected == INDEX.categories(" ".join(chosen))

@@ -249,7 +249,7 @@ class AnswerRules:
         if invalid or missing or unknown:
             raise InvalidAnswers(self._feedback(pending, invalid, missing, unknown))
         return (
-            _merged(recorded, updates, values),
+            {**recorded, **updates} if updates else recorded,
             values.get(pending, "") is None,
             values,
         )
@@ -336,20 +336,6 @@ def described(flow: Flow, answers: Mapping[str, Any]) -> dict[str, Any]:
 
 _SUGGESTED_UP_TO = 100  # characters: a longer unknown key is no typo of an id, and costs to compare
 _OBJECT_REQUIREMENT = "an object mapping question ids (text) to text, a list of text, or null"
-
-
-def _merged(
-    recorded: dict[str, str], updates: dict[str, str], values: dict[str, str | None]
-) -> dict[str, str]:
-    """The record after a step: ``recorded`` with ``updates``. Neither is ever changed in place
-    (a step works on copies), so when the step recorded exactly what it was given, in the same
-    order (a first step of concrete answers, most of them), the step's own ``values`` is the
-    record as well: a live session holds one dict for both (docs/performance.md)."""
-    if not updates:
-        return recorded
-    if not recorded and tuple(updates.items()) == tuple(values.items()):
-        return values  # type: ignore[return-value]  # equal to updates: no None in it
-    return {**recorded, **updates}
 
 
 def _issue(field: str, provided: str, problem: str, requirement: str) -> dict[str, Any]:

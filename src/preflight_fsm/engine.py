@@ -20,7 +20,7 @@ from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.principal import check_principal
 from preflight_fsm.proof import PasskeyProof
-from preflight_fsm.session import Session, TraceEntry
+from preflight_fsm.session import Session
 from preflight_fsm.states import (
     DONE,
     NEED_CATEGORY,
@@ -43,26 +43,17 @@ _UNSIGNED = SOURCES - {SIGNED}  # the sources a step takes without a proof: one 
 
 
 class _Recorder:
-    """A row's ``before`` callback: its effect, then the row added to the session's trace.
+    """A row's ``before`` callback: its effect, then the row added to the session's trace."""
 
-    The trace entry of each turn is made once and shared by every session taking the row in
-    that turn (turns are few: each step opens at most one), as the trace is a tuple of them.
-    """
-
-    __slots__ = ("edge", "effect", "entries")
+    __slots__ = ("edge", "effect")
 
     def __init__(self, edge: Edge) -> None:
         self.edge = edge
         self.effect = EFFECTS[edge.effect]
-        self.entries: dict[int, TraceEntry] = {}
 
     def __call__(self, s: Session) -> None:
         self.effect(s)
-        turn = s.turn
-        entry = self.entries.get(turn)
-        if entry is None:
-            entry = self.entries.setdefault(turn, (turn, self.edge))
-        s.trace = (*s.trace, entry)
+        s.trace = (*s.trace, (s.turn, self.edge))
         s.declined = False
 
 

@@ -31,7 +31,7 @@ def words(text: str) -> tuple[str, ...]:
 class KeywordIndex:
     """Keyword lists compiled once per flow; :meth:`categories` answers in flow order."""
 
-    __slots__ = ("_order", "_phrases", "_single")
+    __slots__ = ("_order", "_phrases", "_single", "_starts")
 
     def __init__(self, keywords: Mapping[str, Iterable[str]]) -> None:
         self._order = tuple(keywords)
@@ -45,10 +45,14 @@ class KeywordIndex:
                         self._single.setdefault(form, set()).add(category)
                 elif parts:
                     self._phrases.append((parts, category))
+        # Every word that is a keyword or begins one: a text with none of them names nothing.
+        self._starts = frozenset(self._single).union(parts[0] for parts, _ in self._phrases)
 
     def categories(self, text: str) -> tuple[str, ...]:
         """Every category whose keywords occur in ``text`` as words, in flow order."""
         text_words = words(text)
+        if self._starts.isdisjoint(text_words):  # most texts: one lookup a word, in C
+            return ()
         found: set[str] = set()
         single = self._single
         for word in text_words:
@@ -69,10 +73,15 @@ class KeywordIndex:
 
 
 def _contains(text_words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    """The phrase's words in a row in ``text_words``, the last optionally plus "s"."""
     size = len(phrase)
-    head, last = phrase[:-1], phrase[-1]
+    first, head, last = phrase[0], phrase[:-1], phrase[-1]
+    ends = (last, last + "s")
     for start in range(len(text_words) - size + 1):
-        window = text_words[start : start + size]
-        if window[:-1] == head and window[-1] in (last, last + "s"):
+        if (
+            text_words[start] == first  # most places: one comparison, no slice
+            and text_words[start : start + size - 1] == head
+            and text_words[start + size - 1] in ends
+        ):
             return True
     return False
