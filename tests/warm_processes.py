@@ -49,8 +49,16 @@ PRELOAD_PACKAGES = ("preflight_fsm", "mcp.server", "mcp.client", "uvicorn", "red
 # ...and these modules alone (not each of their thousands): the LLM SDKs, which a `pf
 # --llm-provider` process or a Preflights server asking a provider imports (1.3 s of CPU for
 # anthropic, 0.6 s for openai, in each of those processes before they were preloaded).
-# The MCP SDK's server logs through rich (its MCPServer imports it when built: 40 ms of CPU).
-PRELOAD_MODULES = ("anthropic", "openai", "rich.console", "rich.logging")
+# The MCP SDK's server logs through rich (its MCPServer imports it when built: 40 ms of CPU);
+# anyio.run imports its asyncio backend, and typer its adapters, when they first run (20 ms).
+PRELOAD_MODULES = (
+    "anthropic",
+    "openai",
+    "rich.console",
+    "rich.logging",
+    "anyio._backends._asyncio",
+    "typer._adapters",
+)
 
 _MAX_REQUEST = 1 << 20
 _LAUNCHER = """#!{python} -IS
