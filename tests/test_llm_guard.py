@@ -186,6 +186,35 @@ def test_each_fault_on_a_patch_gives_the_engines_patch_and_names_the_reason(
     assert [("extract_decision_patch", reason)] == [(r.operation, r.reason) for r in seen]
 
 
+class Respelled(Reworded):
+    """A compliant LLM whose patch is the engine's decision spelled loosely: names in lower case,
+    a tab after the value, and a reference of its own."""
+
+    def extract_decision_patch(self, *args: Any, **kwargs: Any) -> Any:
+        patch = self._engine.extract_decision_patch(*args, **kwargs)
+        assert patch is not None  # the test's answers decide
+        return dataclasses.replace(
+            patch,
+            category=patch.category.lower(),
+            fields=tuple((k.lower(), f"{v}\t") for k, v in patch.fields),
+            references=(("strategy", "ADR-7"),),
+        )
+
+
+def test_a_patch_agreeing_with_the_engines_is_written_in_the_engines_words() -> None:
+    """The same decision spelled loosely is kept (nothing replaced), but what reaches the
+    decision files is the engine's category and fields; the LLM's references stay."""
+    guard, seen = guarded(llm=Respelled())
+    patch = guard.extract_decision_patch("Add OAuth login", {"auth_strategy": "OAuth"}, CONFIG)
+    assert patch is not None
+    assert ("Authentication", (("Strategy", "OAuth"),), (("strategy", "ADR-7"),)) == (
+        patch.category,
+        patch.fields,
+        patch.references,
+    )
+    assert [] == seen
+
+
 def test_no_patch_where_the_engine_has_one_is_replaced() -> None:
     """A None (PATCH_EXTRACTION_FAILED in Preflights) where the answers decide is replaced."""
     engine = FsmLLMAdapter(force_extraction_failure=True)

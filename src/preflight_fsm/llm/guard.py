@@ -238,8 +238,9 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         debug_llm: bool = False,
         repo_path: str | None = None,
     ) -> PfDecisionPatch | None:
-        """The LLM's patch if it equals the engine's from the same answers (its values as the
-        judge compared them: spaces at the ends gone); else the engine's."""
+        """The LLM's patch if it equals the engine's from the same answers, in the engine's words
+        (the judge compares names case-insensitively and values without the spaces at their
+        ends); else the engine's."""
         answers = self.engine_answers(answers)
         reference = super().extract_decision_patch(intention, answers, heuristics_config)
         try:
@@ -257,9 +258,10 @@ class GuardedLLMAdapter(FsmLLMAdapter):
         if disagreements:
             self._replace("extract_decision_patch", "contract", _summary(disagreements))
             return reference
-        if isinstance(reply, PfDecisionPatch):  # no "MySQL\t" where the user chose MySQL
-            trimmed = tuple((k, v.strip() if isinstance(v, str) else v) for k, v in reply.fields)
-            return dataclasses.replace(reply, fields=trimmed)
+        if isinstance(reply, PfDecisionPatch) and reference is not None:
+            # The same decision: written as the engine writes it (no "MySQL\t" or "type" where
+            # the user chose Type=MySQL), with the LLM's references.
+            return dataclasses.replace(reply, category=reference.category, fields=reference.fields)
         return reply  # type: ignore[return-value]
 
     # -- what FsmPreflightsApp asks beyond the port ---------------------------------------------
