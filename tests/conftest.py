@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import warm_processes
-from built_package import BuiltPackage, build_once
+from built_package import BuiltPackage, Wheelhouse, build_once, wheelhouse_once
 
 # `make bench-check` (and a bare pytest run under `CI`): each property on 200 inputs; `make test`
 # runs `dev`'s 100, locally and on CI (D283).
@@ -207,12 +207,24 @@ def _stop_shared_http_servers() -> Iterator[None]:
         servers.stop_shared_http_servers()
 
 
-@pytest.fixture(scope="session")
-def built_package(tmp_path_factory: pytest.TempPathFactory) -> BuiltPackage:
-    """The sdist, the wheel and a wheelhouse for installing it (``built_package``), built once
-    for the whole run: under pytest-xdist in the directory all workers share."""
+def _run_shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of the run's that every pytest-xdist worker sees."""
     base = tmp_path_factory.getbasetemp()
-    return build_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Wheelhouse:
+    """The wheels every install of a test takes its dependencies from (``built_package``), kept
+    in the virtualenv, made once if missing."""
+    return wheelhouse_once(_run_shared(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def built_package(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Wheelhouse) -> BuiltPackage:
+    """The sdist and the wheel (``built_package``), built once for the whole run: under
+    pytest-xdist in the directory all workers share."""
+    return build_once(_run_shared(tmp_path_factory), wheelhouse)
 
 
 @pytest.fixture(scope="session")
