@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, cast, get_args, get_origin
@@ -34,8 +33,9 @@ UNDECIDED: Any = object()
 Reader = Callable[[Any, Any, Any], Any]
 """``(value, param, ctx) -> the coerced value``, or :data:`UNDECIDED`."""
 
-_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?")
+_INT = r"-?(?:0|[1-9][0-9]{0,17})"
+_FLOAT = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?"
+"""The decimal spellings read here (compiled at the first number read, not by ``--help``)."""
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
@@ -63,7 +63,7 @@ def _number_reader(kind: type[Any], info: ParameterInfo) -> Reader | None:
     low, high = info.min, info.max
 
     def read_number(value: Any, param: Any, ctx: Any) -> Any:
-        typed = type(value) is str and spelling.fullmatch(value) is not None
+        typed = type(value) is str and re.fullmatch(spelling, value) is not None
         if not (typed or type(value) is kind or (kind is float and type(value) is int)):
             return UNDECIDED
         number = kind(value)
@@ -161,12 +161,19 @@ def plain_reader(descriptor: TypeDescriptor) -> Reader | None:
     return _leaf_reader(annotation, info)
 
 
-@dataclass(frozen=True)
 class _PlainRuntimeParam(RuntimeParam):
-    """A parameter read by its reader; what the reader leaves undecided, by typer's coercion."""
+    """A parameter read by its reader; what the reader leaves undecided, by typer's coercion.
 
-    read: Reader
+    Not a dataclass of its own: making one costs about 1 ms at import, which ``--help`` would pay.
+    """
+
+    def __init__(self, descriptor: TypeDescriptor, read: Reader) -> None:
+        super().__init__(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
+        object.__setattr__(self, "descriptor", descriptor)  # frozen, as typer's RuntimeParam is
+        object.__setattr__(self, "read", read)
+
     descriptor: TypeDescriptor
+    read: Reader
 
     def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
         read = self.read(value, param, ctx)
@@ -180,16 +187,8 @@ def _runtime_param(self: _TyperParameter) -> RuntimeParam:
     if self._runtime_param is None:
         descriptor = self.type_descriptor
         read = plain_reader(descriptor)
-        self._runtime_param = (
-            build_runtime_param(descriptor)
-            if read is None
-            else _PlainRuntimeParam(
-                parameter_info=descriptor.parameter_info,
-                annotation=descriptor.annotation,
-                read=read,
-                descriptor=descriptor,
-            )
-        )
+        plain = None if read is None else _PlainRuntimeParam(descriptor, read)
+        self._runtime_param = build_runtime_param(descriptor) if plain is None else plain
     return self._runtime_param
 
 
