@@ -11,9 +11,9 @@ Each shortcut must pay at least 10 % of a command's CPU time (docs/performance.m
 
 Each variant is a fresh interpreter, timed in CPU (user + system) so a loaded machine's waits do
 not count; a variant that switches the collector off also freezes it as the command ends, even
-through ``sys.exit``, as ``collector_settled`` does; the variants alternate within each round (an ``answer``'s session is started before it,
-untimed), Preflights' ``pf --help`` runs in every round as the peer, and the medians of the rounds
-are compared.
+through ``sys.exit``, as ``collector_settled`` does. The variants alternate within each round (an
+``answer``'s session is started before it, untimed), Preflights' ``pf --help`` runs in every
+round as the peer, and the medians of the rounds are compared.
 """
 
 from __future__ import annotations
