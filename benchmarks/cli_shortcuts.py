@@ -44,11 +44,14 @@ EAGER = (
     "try:\n    cli.main()\nfinally:\n    gc.freeze()"
 )
 TYPERS_COERCION = (
-    "import sys; sys.argv[0] = 'preflight-fsm'\nimport gc; gc.disable()\n"
-    "from typer.core import _TyperParameter\ntypers = _TyperParameter.get_runtime_param\n"
-    "import preflight_fsm.cli as cli\n"
-    "_TyperParameter.get_runtime_param = typers\n"
-    "try:\n    cli.main()\nfinally:\n    gc.freeze()"
+    "import sys; sys.argv[0] = 'preflight-fsm'\n"
+    "from preflight_fsm.__main__ import collector_settled\n"
+    "with collector_settled(sys.argv[1] if len(sys.argv) > 1 else '--help'):\n"
+    "    from typer.core import _TyperParameter\n"
+    "    typers = _TyperParameter.get_runtime_param\n"
+    "    import preflight_fsm.cli as cli\n"
+    "    _TyperParameter.get_runtime_param = typers\n"
+    "    cli.main()"
 )
 VARIANTS = {
     "shipped": SHIPPED,
@@ -60,6 +63,7 @@ SCENARIO = SCENARIOS[0]
 """`make bench`'s first session: one `answer` takes it to Done (as benchmarks/cli.py runs it)."""
 COMMANDS = {
     "--help": ["--help"],
+    "start --help": ["start", "--help"],
     "start": ["start", SCENARIO.intention],
     "answer": [f"{key}={value}" for key, value in SCENARIO.steps[0].items()],
 }
@@ -107,11 +111,11 @@ def main() -> None:
                     )
             shipped = statistics.median(times[arguments.variants[0]])
             pf_help = statistics.median(peer) if peer else float("nan")
-            print(f"{command:8} {'pf --help':16} {pf_help:7.1f} ms CPU  (the peer)")
+            print(f"{command:12} {'pf --help':16} {pf_help:7.1f} ms CPU  (the peer)")
             for variant, measured in times.items():
                 median = statistics.median(measured)
                 print(
-                    f"{command:8} {variant:16} {median:7.1f} ms CPU"
+                    f"{command:12} {variant:16} {median:7.1f} ms CPU"
                     f"  ({median / shipped - 1:+6.1%} against {arguments.variants[0]},"
                     f" {median / pf_help:.2f} x pf --help)"
                 )

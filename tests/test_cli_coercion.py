@@ -189,3 +189,22 @@ def test_a_command_reads_its_parameters_without_importing_pydantic(argv: list[st
     read, pydantic = json.loads(done.stdout)
     assert read
     assert [] == pydantic
+
+
+WHOLE = """
+import atexit, sys
+atexit.register(lambda: print(sorted(m for m in sys.modules if "pydantic" in m), file=sys.stderr))
+sys.argv[0] = "preflight-fsm"
+from preflight_fsm.__main__ import main
+main()
+"""
+
+
+@pytest.mark.parametrize("argv", [["start", "--help"], ["answer", "--help"]])
+def test_a_command_help_page_imports_no_pydantic(argv: list[str]) -> None:
+    """typer built the root's --version adapter for every command: even a help page paid it."""
+    done = subprocess.run(
+        [sys.executable, "-c", WHOLE, *argv], capture_output=True, text=True, timeout=120
+    )
+    assert 0 == done.returncode, done.stderr
+    assert "[]" == done.stderr.strip().splitlines()[-1]
