@@ -74,8 +74,8 @@ bench-check: $(STAMP)
 # inputs (the `core` Hypothesis profile; `make test` runs 100, `make bench-check` 200); the loop
 # to run while changing the core, under 10 s.
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
-	answers states session machine keywords flow snapshot contract adapter exported_members \
-	text properties))
+	answers states session machine keywords flow snapshot snapshot_json contract adapter \
+	exported_members text properties))
 CORE_DOCTESTS := $(addprefix src/preflight_fsm/,$(addsuffix .py,adapter bounded contract/__init__ \
 	contract/patch machine option_names text store/secrets))
 test-core: $(STAMP)

@@ -158,16 +158,18 @@ def provider_server(llm_provider_server: object) -> object:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Refuse a test id that holds a memory address (``<object object at 0x...>``); put the
-    tests marked ``starts_first`` first.
+    tests marked ``starts_first`` first, the longest first.
 
     `make test` runs the suite on several workers (pytest-xdist), each collecting it in a process
     of its own, and they must agree on every id; an address differs from process to process. Give
     such a parameter ``ids=`` (its type's name, a word) instead.
 
-    pytest-xdist hands the tests out in this order: a test of tens of seconds collected near the
-    end (the README's paths, ``tests/test_readme_paths.py``) would start when the other worker
-    has little left, and the run would wait for it alone. First, it runs beside the rest of the
-    suite.
+    pytest-xdist (``--dist load``) deals the first quarter of the tests out one at a time, in
+    this order, to each worker in turn: a test of several seconds in one piece collected near the
+    end would start when the other workers have little left, and the run would wait for it alone.
+    Dealt first, the longest tests run on different workers beside the rest of the suite. To add
+    one, mark it ``@pytest.mark.starts_first(seconds=S)``, S about its wall time on an idle
+    machine (``--durations``): the marked tests start in decreasing S.
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:
@@ -175,7 +177,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "test ids must be the same in every process (give these parameters ids=): "
             + ", ".join(unstable)
         )
-    items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)  # stable
+
+    def longest_first(item: pytest.Item) -> tuple[bool, float]:
+        marker = item.get_closest_marker("starts_first")
+        return (marker is None, -float(marker.kwargs.get("seconds", 0)) if marker else 0.0)
+
+    items.sort(key=longest_first)  # stable: the others keep their order
 
 
 @pytest.fixture(scope="session")

@@ -78,6 +78,7 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     assert (0, "") == (served.returncode, served.stderr)
 
 
+@pytest.mark.starts_first(seconds=7)
 def test_uv_tool_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`uv tool install` of the wheel gives a working command (then the mcp extra via its hint)."""
     env = _tool_env(tmp_path, built_package)
@@ -86,6 +87,7 @@ def test_uv_tool_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path)
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
+@pytest.mark.starts_first(seconds=10)
 def test_pipx_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`pipx install` of the wheel gives a working command (then the mcp extra via its hint)."""
     env = _tool_env(tmp_path, built_package)
@@ -94,6 +96,7 @@ def test_pipx_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) ->
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
+@pytest.mark.starts_first(seconds=10)
 def test_uv_tool_installs_from_a_git_url(built_package: BuiltPackage, tmp_path: Path) -> None:
     """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree (it
     builds it: the build backend and the dependencies come from the wheelhouse)."""

@@ -19,7 +19,11 @@ What differs from a fresh interpreter, and which tests therefore start ``COLD_PR
 - ``sys.flags`` are the zygote's: a test of interpreter options starts its own interpreter;
 - a test that SIGKILLs the program kills the launcher: the zygote kills the child the moment it
   sees the launcher gone, so a test of what a kill -9 leaves behind must use ``COLD_PROGRAM``;
-- a controlling terminal is not handed over: tests in a pty use ``COLD_PROGRAM``.
+- a controlling terminal is handed over, not shared: a launcher started as the session leader of
+  a pseudo-terminal (``pty.fork``, tests/terminal.py) lets go of it and the child makes it its
+  own, so the terminal's Ctrl-C reaches the program's process group, not the launcher's; the
+  program's pid is then the terminal's foreground process group (``os.tcgetpgrp``), not the
+  launcher's.
 
 If the zygote is not running (a test run without the fixture, or it died), the launcher runs the
 real program itself: slower, never wrong.
@@ -28,6 +32,7 @@ real program itself: slower, never wrong.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -36,6 +41,7 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,7 +69,7 @@ PRELOAD_MODULES = (
 _MAX_REQUEST = 1 << 20
 _LAUNCHER = """#!{python} -IS
 # Started by tests/warm_processes.py: runs `preflight-fsm` in a child of the warm zygote.
-import array, json, os, signal, socket, sys
+import array, fcntl, json, os, signal, socket, sys, termios
 SOCKET, COLD, STARTUP = {socket!r}, {cold!r}, {startup!r}
 # A variable that changes how an interpreter starts (PYTHONPATH, ...) needs a fresh one.
 ours = {{k: v for k, v in os.environ.items() if k.startswith("PYTHON")}}
@@ -76,8 +82,15 @@ except OSError:
     os.execv(COLD, [COLD] + sys.argv[1:])
 umask = os.umask(0)
 os.umask(umask)
+# The session leader of a terminal (a test's pty.fork): let go of it for the child to take (the
+# kernel hangs up the foreground group when its leader lets go: this process, which ignores it).
+terminal = os.isatty(0) and os.getsid(0) == os.getpid()
+if terminal:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    fcntl.ioctl(0, termios.TIOCNOTTY)
 request = json.dumps(
-    {{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}}
+    {{"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+      "terminal": terminal}}
 ).encode()
 socket.send_fds(conn, [len(request).to_bytes(4, "big") + request], [0, 1, 2])
 reader = conn.makefile("rb")
@@ -219,7 +232,7 @@ def program() -> str:
 
 def cold(command: str) -> str:
     """``command``, or the installed console script if ``command`` is the warm launcher (a test
-    that needs a fresh interpreter: a controlling terminal, the modules a command imports)."""
+    that needs a fresh interpreter: the modules a command imports, interpreter options)."""
     return COLD_PROGRAM if _zygote is not None and command == _zygote.program else command
 
 
@@ -383,7 +396,11 @@ def _become(request: dict[str, object], fds: list[int]) -> None:
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the zygote's sockets and the passed originals
-    os.setpgid(0, 0)
+    if request.get("terminal"):  # the launcher let go of its terminal: make it this session's
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    else:
+        os.setpgid(0, 0)
     env, argv, umask = request["env"], request["argv"], request["umask"]
     assert isinstance(env, dict)
     assert isinstance(argv, list)

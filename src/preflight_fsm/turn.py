@@ -107,7 +107,7 @@ def turn_fields(s: Session) -> tuple[Any, ...]:
         position.state,
         engine.questions(position),
         missing_info_of(s),
-        engine.hints.get(category, engine.flow.other_category.hint),
+        engine.hints[category],
         progress,
         patch_fields(s) if decided else None,
         s.turn,

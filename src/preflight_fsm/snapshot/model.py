@@ -23,6 +23,7 @@ from preflight_fsm.sizes import (
 from preflight_fsm.states import StateName
 
 __all__ = [
+    "FIELDS",
     "MAX_ANSWERS",
     "MAX_IDS",
     "MAX_SNAPSHOT_BYTES",
@@ -106,6 +107,33 @@ class SessionSnapshot(_Frozen):
         """SHA-256 of the snapshot's inputs as canonical JSON (what they derive is checked by
         replaying them, D48)."""
         return hashlib.sha256(canonical_content(self)).hexdigest()
+
+
+FIELDS: Final = (
+    "intention",
+    "asked_questions",
+    "answered_questions",
+    "missing_info",
+    "schema_version",
+    "flow",
+    "flow_fingerprint",
+    "owner",
+    "steps",
+    "answered_by",
+    "principals",
+    "proofs",
+    "state",
+    "category",
+    "other_for",
+    "answers",
+    "turn",
+    "trace",
+    "digest",
+    "seal",
+)
+"""Every field of :class:`SessionSnapshot`, in its order: the order of the keys of a snapshot's
+JSON text, which ``write.snapshot_json`` writes without the model (``tests/test_snapshot_json.py``
+holds the two equal)."""
 
 
 SIGNED_FIELDS: Final = (
