@@ -142,17 +142,19 @@ def test_any_text_is_read_or_refused_exactly_as_typer_does(kind: str, value: str
     _same_as_typer(kind, value)
 
 
-def test_a_path_that_must_exist_is_refused_in_the_words_it_was_typed(tmp_path: Path) -> None:
-    """typer names a path as typed (`./x`), not as Path prints it (`x`)."""
-    existing = [
-        (where, entry)
-        for where, entry in PARAMETERS.items()
-        if entry[1].type_descriptor.parameter_info.exists
+def test_a_path_refused_is_named_in_the_words_it_was_typed(tmp_path: Path) -> None:
+    """typer names a refused path as typed (`DIR/./`), not as Path prints it (`DIR`)."""
+    (tmp_path / "file").write_text("x")
+    checked = [
+        (where, command, param)
+        for where, (command, param) in PARAMETERS.items()
+        if param.type_descriptor.annotation is Path
+        and not (param.type_descriptor.parameter_info.dir_okay)
     ]
-    for where, (command, param) in existing or [next(iter(KINDS.items()))]:
-        param._runtime_param = None
+    assert checked  # `show --snapshot`, `diagram --out`: a file, never a directory
+    for where, command, param in checked:
         typers = build_runtime_param(param.type_descriptor)
-        for typed in (f"{tmp_path}/./missing", str(tmp_path), f"{tmp_path}/"):
+        for typed in (f"{tmp_path}/./", str(tmp_path), f"{tmp_path}/./file", f"{tmp_path}/no"):
             assert _read(typers, typed, command, param) == _read(
                 param.get_runtime_param(), typed, command, param
             ), where
