@@ -17,10 +17,13 @@ RUN_STAMP := $(RUN_VENV)/.installed
 .PHONY: run test test-core bench-check check format dist diagrams bench bench-instructions bench-smoke fuzz \
 	sim preflights-suite clean
 
+# The virtualenv, and beside it the wheels the README and packaging tests install from, offline
+# (its wheelhouse, made from the same pyproject.toml: tests/built_package.py, D300).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python tests/built_package.py
 	touch $(STAMP)
 
 $(PF_MCP_STAMP):
@@ -74,8 +77,8 @@ bench-check: $(STAMP)
 # inputs (the `core` Hypothesis profile; `make test` runs 100, `make bench-check` 200); the loop
 # to run while changing the core, under 10 s.
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
-	answers states session machine keywords flow snapshot contract adapter exported_members \
-	text properties))
+	answers states session machine keywords flow snapshot snapshot_json contract adapter \
+	exported_members text properties))
 CORE_DOCTESTS := $(addprefix src/preflight_fsm/,$(addsuffix .py,adapter bounded contract/__init__ \
 	contract/patch machine option_names text store/secrets))
 test-core: $(STAMP)

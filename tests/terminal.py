@@ -12,8 +12,6 @@ from typing import Final
 
 import pytest
 
-import warm_processes
-
 TIMEOUT = 30.0  # seconds; a run takes well under one, the margin only absorbs a loaded machine
 
 
@@ -24,7 +22,6 @@ class Terminal:
     def __init__(
         self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
     ) -> None:
-        argv = [warm_processes.cold(argv[0]), *argv[1:]]  # a controlling terminal: its own
         pid, fd = pty.fork()
         if pid == 0:  # the child: become the command, or die without running pytest's code
             try:
@@ -55,12 +52,21 @@ class Terminal:
         (between the prompt and the read) is seen only at the next key, as in CPython's input
         loop; a person always takes longer, a test must wait for it."""
         deadline = time.monotonic() + TIMEOUT
-        while not _reading(self.pid):
+        while not _reading(self._foreground()):
             if time.monotonic() > deadline:
                 pytest.fail(
                     f"the command never waited for input; the terminal showed:\n{self.output}"
                 )
             time.sleep(0.01)  # polling the kernel's account of the process, not a guess
+
+    def _foreground(self) -> int:
+        """The process the terminal's keys go to: its foreground process group's leader (the
+        command; started warm, the zygote's child that took the terminal over, not the launcher
+        at ``pid``: tests/warm_processes.py), 0 while it has none."""
+        try:
+            return os.tcgetpgrp(self.fd)
+        except OSError:  # the command exited
+            return 0
 
     def send(self, keys: str) -> None:
         os.write(self.fd, keys.encode())

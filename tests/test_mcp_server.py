@@ -532,7 +532,7 @@ def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
             )
             return view, done
 
-    with http_server(store, tmp_path, "first", cold=True) as server:
+    with http_server(store, tmp_path, "first") as server:
         session_id = anyio.run(first_half, server.url)
         server.kill()
     view, done = anyio.run(second_half, session_id)

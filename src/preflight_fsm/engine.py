@@ -67,8 +67,13 @@ class Engine:
         self.category_qid = flow.category_question.id
         self.category_companion = self.category_qid + OTHER_SUFFIX
         self.categories: dict[str, Category] = {c.name: c for c in flow.categories}
-        self.hints: dict[str | None, Hint] = {c.name: c.hint for c in flow.categories}
         self.other_category_name = flow.other_category.name
+        # C7: the hint of each position's category, the Other category's while none is known.
+        other_hint = flow.other_category.hint
+        self.hints: dict[str | None, Hint] = dict.fromkeys(
+            (None, self.other_category_name), other_hint
+        )
+        self.hints.update((c.name, c.hint) for c in flow.categories)
         self.category_of_primary = {c.question.id: c.name for c in flow.categories}
         # What each position resolves, by its category (None: the category itself): the choice
         # question, and the free text owed for its "Other (specify)" (guards.py).

@@ -187,6 +187,11 @@ class ClarificationMachine:
         """The session as data: its inputs, what they derive, a digest; sealed with ``seal``."""
         return _snapshot.snapshot_of(self._session, seal)
 
+    def snapshot_json(self, *, seal: _snapshot.SealKeys | None = None) -> str:
+        """:meth:`snapshot` as JSON text, the same text its ``model_dump_json()`` gives, written
+        without building the model (what a store keeps)."""
+        return _snapshot.snapshot_json(self._session, seal)
+
     @classmethod
     def from_snapshot(
         cls,

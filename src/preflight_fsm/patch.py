@@ -47,6 +47,8 @@ def patch_fields(s: Session) -> dict[str, Any] | None:
     value = answers[q.id]
     if value == engine.rules.other:
         value = answers[q.id + OTHER_SUFFIX]
-    fields = [(q.field, value)]
-    fields += [(f.field, answers[f.id]) for f in category.secondary if f.id in answers]
-    return {"category": position.category, "fields": tuple(fields)}
+    fields: tuple[tuple[str, str], ...] = ((q.field, value),)
+    for secondary in category.secondary:  # a loop: no list built and copied for the common none
+        if secondary.id in answers:
+            fields += ((secondary.field, answers[secondary.id]),)
+    return {"category": position.category, "fields": fields}

@@ -21,7 +21,7 @@ from preflight_fsm.snapshot.model import (
 from preflight_fsm.snapshot.restore import parse_snapshot, replay_snapshot, restore_session
 from preflight_fsm.snapshot.seal import SEAL_KEY_FILE_ENV, SEAL_KEYS_ENV, SealKeys
 from preflight_fsm.snapshot.versions import MIGRATIONS
-from preflight_fsm.snapshot.write import snapshot_of, trace_of
+from preflight_fsm.snapshot.write import snapshot_json, snapshot_of, trace_of
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
@@ -36,6 +36,7 @@ __all__ = [
     "parse_snapshot",
     "replay_snapshot",
     "restore_session",
+    "snapshot_json",
     "snapshot_of",
     "trace_of",
 ]

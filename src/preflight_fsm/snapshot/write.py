@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from preflight_fsm.guards import choice_key
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot.model import (
+    FIELDS,
     SCHEMA_VERSION,
     SessionSnapshot,
     TraceStep,
@@ -18,11 +20,28 @@ from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.states import NEED_OTHER
 from preflight_fsm.turn import missing_info_of
 
-__all__ = ["derived_fields", "snapshot_of", "trace_of"]
+__all__ = ["derived_fields", "snapshot_json", "snapshot_of", "trace_of"]
 
 
 def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
     """The full snapshot of a session, with its digest (and its seal when keys are given)."""
+    return SessionSnapshot.model_validate(_content(s, seal))
+
+
+def snapshot_json(s: Session, seal: SealKeys | None = None) -> str:
+    """The JSON text of :func:`snapshot_of`'s snapshot, as its ``model_dump_json()`` writes it
+    (the same text: ``tests/test_snapshot_json.py`` holds them equal), written from the session's
+    plain data without building the model: what a store keeps (issue 32, D299)."""
+    content = _content(s, seal)
+    proofs = content["proofs"]
+    if proofs.count(None) != len(proofs):  # a signed step: each proof as the model dumps it
+        content["proofs"] = [None if p is None else p.model_dump() for p in proofs]
+    ordered = {name: content[name] for name in FIELDS}
+    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+
+
+def _content(s: Session, seal: SealKeys | None) -> dict[str, Any]:
+    """Every field of the session's snapshot, with its digest and seal, as the model takes it."""
     content = derived_fields(s)
     content.update(
         intention=s.intention,
@@ -37,7 +56,7 @@ def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
     signed = canonical(content)
     content["digest"] = hashlib.sha256(signed).hexdigest()
     content["seal"] = seal.seal(signed) if seal is not None else None
-    return SessionSnapshot.model_validate(content)
+    return content
 
 
 def trace_of(s: Session) -> tuple[TraceStep, ...]:

@@ -324,7 +324,7 @@ class Sessions:
         return moved
 
     def _dump(self, machine: ClarificationMachine) -> str:
-        return machine.snapshot(seal=self.keys).model_dump_json()
+        return machine.snapshot_json(seal=self.keys)
 
     def snapshot_json(self, record: StoredSession) -> str:
         """The snapshot JSON a stored session holds, out of its envelope (CorruptSession)."""
