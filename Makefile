@@ -17,10 +17,13 @@ RUN_STAMP := $(RUN_VENV)/.installed
 .PHONY: run test test-core bench-check check format dist diagrams bench bench-instructions bench-smoke fuzz \
 	sim preflights-suite clean
 
+# The virtualenv, and beside it the wheels the README and packaging tests install from, offline
+# (its wheelhouse, made from the same pyproject.toml: tests/built_package.py, D300).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python tests/built_package.py
 	touch $(STAMP)
 
 $(PF_MCP_STAMP):

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import warm_processes
-from built_package import BuiltPackage, build_once
+from built_package import BuiltPackage, Wheelhouse, build_once, wheelhouse_once
 
 # `make bench-check` (and a bare pytest run under `CI`): each property on 200 inputs; `make test`
 # runs `dev`'s 100, locally and on CI (D283).
@@ -164,12 +164,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     of its own, and they must agree on every id; an address differs from process to process. Give
     such a parameter ``ids=`` (its type's name, a word) instead.
 
-    pytest-xdist (``--dist load``) deals the first quarter of the tests out one at a time, in
-    this order, to each worker in turn: a test of several seconds in one piece collected near the
-    end would start when the other workers have little left, and the run would wait for it alone.
-    Dealt first, the longest tests run on different workers beside the rest of the suite. To add
+    pytest-xdist (``--dist load``, 3.x) sends each worker first a run of consecutive tests in this
+    order (a quarter of its share: the first worker gets the first ones), then more as it drains:
+    a test of several seconds in one piece collected near the end would start when the other
+    workers have little left, and the run would wait for it alone. Put first, the longest tests
+    start at once, on the first worker, and the other workers take the rest of the suite. To add
     one, mark it ``@pytest.mark.starts_first(seconds=S)``, S about its wall time on an idle
-    machine (``--durations``): the marked tests start in decreasing S.
+    machine (``--durations``): the marked tests start in decreasing S. All of them are in the
+    first worker's first run, which no other worker can take: keep their sum well under half the
+    suite's wall time (the README test's paths, about 37 s, are the one marked now).
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:
@@ -207,12 +210,24 @@ def _stop_shared_http_servers() -> Iterator[None]:
         servers.stop_shared_http_servers()
 
 
-@pytest.fixture(scope="session")
-def built_package(tmp_path_factory: pytest.TempPathFactory) -> BuiltPackage:
-    """The sdist, the wheel and a wheelhouse for installing it (``built_package``), built once
-    for the whole run: under pytest-xdist in the directory all workers share."""
+def _run_shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of the run's that every pytest-xdist worker sees."""
     base = tmp_path_factory.getbasetemp()
-    return build_once(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Wheelhouse:
+    """The wheels every install of a test takes its dependencies from (``built_package``), kept
+    in the virtualenv, made once if missing."""
+    return wheelhouse_once(_run_shared(tmp_path_factory))
+
+
+@pytest.fixture(scope="session")
+def built_package(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Wheelhouse) -> BuiltPackage:
+    """The sdist and the wheel (``built_package``), built once for the whole run: under
+    pytest-xdist in the directory all workers share."""
+    return build_once(_run_shared(tmp_path_factory), wheelhouse)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,10 @@
-"""``mcp --answers-from web``: every turn answered by the person on the answer page, reached in
-headless Chromium, with the SDK's own client over stdio and HTTP (a process each: the loopback
-listener of the stdio process, the route of the HTTP one) and in memory (the server the stdio
-command serves, its loopback listener included, built in the test's process), in both protocol
-eras."""
+"""``mcp --answers-from web``: every turn answered by the person on the answer page, with the
+SDK's own client over stdio and HTTP (a process each: the loopback listener of the stdio process,
+the route of the HTTP one) and in memory (the server the stdio command serves, its loopback
+listener included, built in the test's process), in both protocol eras. The person answers in
+headless Chromium where the page in a browser is the point (URL elicitation in memory; the page's
+own browser tests are test_web_browser.py); where the transport is, the page's form is posted as
+the browser posts it (``web_pages.answer_by_form``: a browser's page costs about 0.5 s of CPU)."""
 
 from __future__ import annotations
 
@@ -24,17 +26,25 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from mcp_servers import call, connect_http, connect_memory, connect_stdio, http_server
 from web_browser import submit
+from web_pages import answer_by_form
 
 WEB = ("--answers-from", "web")
+MYSQL = {"change_category": "Database", "db_type": "MySQL"}
+"""What the person answers: Database, then MySQL."""
 
 
 def answer_in_browser(browser: WebDriver, link: str) -> None:
-    """The person: Database, then MySQL."""
+    """The person, in the browser: Database, then MySQL (``MYSQL``)."""
     browser.get(link)
     browser.find_element(By.CSS_SELECTOR, "label[for=change_category-2]").click()
     submit(browser)
     browser.find_element(By.CSS_SELECTOR, "label[for=db_type-1]").click()
     submit(browser)
+
+
+def answer_by_post(_browser: object, link: str) -> None:
+    """The person without a browser: ``MYSQL``, each turn's form posted as the browser posts it."""
+    answer_by_form(link, MYSQL)
 
 
 def link_in(hint: str) -> str:
@@ -50,14 +60,12 @@ def type_of(outcome: dict[str, Any]) -> tuple[str, str]:
     return fields["Type"], by["Type"]
 
 
-async def link_then_outcome(
-    client: Client, browser: WebDriver
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A client without URL mode: the first call's link answered in the browser, then the
-    call with the session_id; both results."""
+async def link_then_outcome(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client without URL mode: the first call's link answered by the person (its form
+    posted), then the call with the session_id; both results."""
     first = await call(client, "require_clarification", user_intention="Add a thing")
     link = link_in(first["error"]["recovery_hint"])
-    await anyio.to_thread.run_sync(answer_in_browser, browser, link)
+    await anyio.to_thread.run_sync(answer_by_post, None, link)
     then = await call(client, "require_clarification", session_id=first["session_id"])
     return first, then
 
@@ -67,7 +75,7 @@ class Person:
     (with ``answer``, given the browser and the URL)."""
 
     def __init__(
-        self, browser: WebDriver, answer: Callable[[WebDriver, str], object] = answer_in_browser
+        self, browser: WebDriver | None, answer: Callable[[Any, str], object] = answer_in_browser
     ) -> None:
         self.browser = browser
         self.answer = answer
@@ -83,12 +91,12 @@ class Person:
 
 
 def test_a_client_without_url_elicitation_gets_the_link_and_later_the_outcome(
-    browser: WebDriver, tmp_path: Path, errlog: TextIO
+    tmp_path: Path, errlog: TextIO
 ) -> None:
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         store = str(tmp_path / "s.sqlite3")
         async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
-            return await link_then_outcome(client, browser)
+            return await link_then_outcome(client)
 
     first, then = anyio.run(main)
     assert "answers_need_user" == first["error"]["code"]
@@ -96,14 +104,24 @@ def test_a_client_without_url_elicitation_gets_the_link_and_later_the_outcome(
 
 
 @pytest.mark.parametrize(
-    ("mode", "transport"), [("auto", "memory"), ("legacy", "memory"), ("legacy", "stdio")]
+    ("mode", "transport", "answering"),
+    [("auto", "memory", "browser"), ("legacy", "memory", "form"), ("legacy", "stdio", "form")],
 )
 def test_a_client_with_url_elicitation_shows_the_person_the_page(
-    browser: WebDriver, tmp_path: Path, errlog: TextIO, mode: str, transport: str
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    errlog: TextIO,
+    mode: str,
+    transport: str,
+    answering: str,
 ) -> None:
     """In both eras; the URL elicitation crosses a real stdio pipe in the legacy era too
-    (test_preflights_person_processes.py sends one over stdio in the 2026-07-28 era)."""
-    person = Person(browser)
+    (test_preflights_person_processes.py sends one over stdio in the 2026-07-28 era). The person
+    answers in the browser once; where the era or the pipe is the point, by posting the form."""
+    if answering == "browser":
+        person = Person(request.getfixturevalue("browser"))
+    else:
+        person = Person(None, answer_by_post)
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
@@ -168,13 +186,13 @@ def test_a_poll_after_turn_1_says_what_is_recorded_and_what_waits(tmp_path: Path
     ) == polled["error"]["message"]
 
 
-def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_path: Path) -> None:
+def test_over_http_the_page_is_a_route_of_the_server(tmp_path: Path) -> None:
     store = str(tmp_path / "s.sqlite3")
     with http_server(store, tmp_path, "web", *WEB) as server:
 
         async def main() -> tuple[dict[str, Any], dict[str, Any]]:
             async with connect_http(server.url) as client:
-                return await link_then_outcome(client, browser)
+                return await link_then_outcome(client)
 
         first, then = anyio.run(main)
     assert link_in(first["error"]["recovery_hint"]).startswith(server.url.removesuffix("/mcp"))

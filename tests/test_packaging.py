@@ -2,7 +2,7 @@
 tool with ``uv tool install`` and ``pipx install`` (README, Install), each into a directory of its
 own; the installed command runs, configures agents with its own path, and a missing extra's hint
 installs that extra when run as printed. The distributions are the run's one build
-(``built_package``), and every install takes its dependencies from the run's wheelhouse.
+(``built_package``), and every install takes its dependencies from the wheelhouse.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from built_package import BuiltPackage
+from built_package import BuiltPackage, Wheelhouse
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -45,12 +45,12 @@ def test_the_wheel_and_sdist_pass_twine_check(built_package: BuiltPackage) -> No
     assert 0 == checked.returncode, checked.stdout + checked.stderr
 
 
-def _tool_env(tmp_path: Path, built: BuiltPackage) -> dict[str, str]:
-    """uv and pipx in directories of the test's own, installing from the run's wheelhouse."""
+def _tool_env(tmp_path: Path, wheelhouse: Wheelhouse) -> dict[str, str]:
+    """uv and pipx in directories of the test's own, installing from the wheelhouse."""
     return {
         **os.environ,
-        **built.pip_env(),
-        **built.uv_env(),
+        **wheelhouse.pip_env(),
+        **wheelhouse.uv_env(),
         "UV_TOOL_DIR": str(tmp_path / "uv-tools"),
         "UV_TOOL_BIN_DIR": str(tmp_path / "bin"),
         "PIPX_HOME": str(tmp_path / "pipx"),
@@ -78,31 +78,32 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     assert (0, "") == (served.returncode, served.stderr)
 
 
-@pytest.mark.starts_first(seconds=7)
-def test_uv_tool_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
+def test_uv_tool_installs_the_wheel(
+    built_package: BuiltPackage, wheelhouse: Wheelhouse, tmp_path: Path
+) -> None:
     """`uv tool install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path, built_package)
+    env = _tool_env(tmp_path, wheelhouse)
     done = _run([str(BIN / "uv"), "tool", "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-@pytest.mark.starts_first(seconds=10)
-def test_pipx_installs_the_wheel(built_package: BuiltPackage, tmp_path: Path) -> None:
+def test_pipx_installs_the_wheel(
+    built_package: BuiltPackage, wheelhouse: Wheelhouse, tmp_path: Path
+) -> None:
     """`pipx install` of the wheel gives a working command (then the mcp extra via its hint)."""
-    env = _tool_env(tmp_path, built_package)
+    env = _tool_env(tmp_path, wheelhouse)
     done = _run([str(BIN / "pipx"), "install", str(built_package.wheel)], env)
     assert 0 == done.returncode, done.stderr
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-@pytest.mark.starts_first(seconds=10)
-def test_uv_tool_installs_from_a_git_url(built_package: BuiltPackage, tmp_path: Path) -> None:
+def test_uv_tool_installs_from_a_git_url(wheelhouse: Wheelhouse, tmp_path: Path) -> None:
     """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree (it
     builds it: the build backend and the dependencies come from the wheelhouse)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    env = _tool_env(tmp_path, built_package)
+    env = _tool_env(tmp_path, wheelhouse)
     url = f"preflight-fsm[mcp] @ git+file://{ROOT}"
     done = _run([str(BIN / "uv"), "tool", "install", url], env)
     command = tmp_path / "bin" / "preflight-fsm"
@@ -111,14 +112,12 @@ def test_uv_tool_installs_from_a_git_url(built_package: BuiltPackage, tmp_path: 
     assert (0, "") == (served.returncode, served.stderr)
 
 
-def test_in_a_clone_the_hint_installs_the_clone_with_the_extra(
-    built_package: BuiltPackage,
-) -> None:
+def test_in_a_clone_the_hint_installs_the_clone_with_the_extra(wheelhouse: Wheelhouse) -> None:
     """Run from a clone (editable), a missing extra's hint installs the clone with that extra:
     pip resolves it as printed (a dry run, from the wheelhouse)."""
     from preflight_fsm.extras import install_hint
 
     hint = shlex.split(install_hint("redis"))
-    done = _run([*hint[:4], "--dry-run", *hint[4:]], {**os.environ, **built_package.pip_env()})
+    done = _run([*hint[:4], "--dry-run", *hint[4:]], {**os.environ, **wheelhouse.pip_env()})
     assert [sys.executable, "-m", "pip", "install", "-e", f"{ROOT}[redis]"] == hint
     assert 0 == done.returncode, done.stderr[-2000:]

@@ -1,6 +1,9 @@
 """``mcp --preflights --answers-from web``: Preflights' rounds answered by the person on the answer
-page in headless Chromium, with the SDK's own client in memory (the server the stdio command
-serves, its loopback listener included), over stdio (a process) and over HTTP (a process)."""
+page, with the SDK's own client in memory (the server the stdio command serves, its loopback
+listener included), over stdio (a process) and over HTTP (a process). The person answers in
+headless Chromium where the page in a browser is the point (the rounds on the page, a refused
+answer shown, URL elicitation); where the transport, the era or the policy is, each round's form
+is posted as the browser posts it (``web_pages.answer_by_form``)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,6 +31,7 @@ from preflight_fsm.mcp.policy import AnswersFrom
 from preflights_e2e import CORE_ANSWERS, make_repo
 from test_mcp_web import Person
 from web_browser import submit
+from web_pages import answer_by_form
 
 INTENTION = "Add login to the admin dashboard"  # Authentication by keyword; nothing pre-filled
 WEB = ("--preflights", "--answers-from", "web")
@@ -72,6 +78,12 @@ def answer_in_browser(browser: WebDriver, link: str, answers: dict[str, str] = C
     raise AssertionError("the page never showed the decision: " + browser.page_source)
 
 
+def answer_by_post(link: str) -> str:
+    """The person without a browser: ``CHOSEN``, each round's form posted as the browser posts
+    it; the last page's HTML."""
+    return answer_by_form(link, CHOSEN, max_pages=MAX_PAGES)
+
+
 def link_in(result: dict[str, Any]) -> str:
     found = re.search(r"http://\S+/answer/[A-Za-z0-9_-]+", result["error"]["recovery_hint"])
     assert found, result
@@ -84,11 +96,12 @@ def adr_of(result: dict[str, Any], repo: Path) -> str:
 
 
 async def link_then_outcome(
-    client: Client, browser: WebDriver, repo: Path
+    client: Client, repo: Path, answer: Callable[[str], str] = answer_by_post
 ) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """A client without URL mode: the link, the person's last page, then the outcome."""
+    """A client without URL mode: the link, the person's last page (``answer``: given the
+    link), then the outcome."""
     first = await call(client, user_intention=INTENTION, repo_path=str(repo))
-    shown = await anyio.to_thread.run_sync(answer_in_browser, browser, link_in(first))
+    shown = await anyio.to_thread.run_sync(answer, link_in(first))
     then = await call(client, user_intention="", session_id=first["session_id"])
     return first, shown, then
 
@@ -100,7 +113,7 @@ async def call(client: Client, **arguments: Any) -> dict[str, Any]:
 
 
 def _rounds_on_the_page_in_memory(
-    browser: WebDriver, tmp_path: Path, repo: Path, answers_from: AnswersFrom
+    answer: Callable[[str], str], tmp_path: Path, repo: Path, answers_from: AnswersFrom
 ) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """``link_then_outcome`` against ``mcp --preflights --answers-from ANSWERS_FROM`` in memory."""
 
@@ -109,7 +122,7 @@ def _rounds_on_the_page_in_memory(
             async with connect_memory(
                 str(tmp_path / "s.sqlite3"), answers_from=answers_from, preflights=True
             ) as client:
-                return await link_then_outcome(client, browser, repo)
+                return await link_then_outcome(client, repo, answer)
 
     return anyio.run(main)
 
@@ -118,7 +131,9 @@ def test_the_person_answers_preflights_rounds_on_the_page_and_the_adr_says_so(
     browser: WebDriver, tmp_path: Path
 ) -> None:
     repo, _home = make_repo(tmp_path)
-    first, shown, then = _rounds_on_the_page_in_memory(browser, tmp_path, repo, "web")
+    first, shown, then = _rounds_on_the_page_in_memory(
+        partial(answer_in_browser, browser), tmp_path, repo, "web"
+    )
     assert "ANSWERS_NEED_USER" == first["error"]["code"]
     assert "completed" == then["status"]
     assert "Passkeys" in adr_of(then, repo)
@@ -126,12 +141,17 @@ def test_the_person_answers_preflights_rounds_on_the_page_and_the_adr_says_so(
     assert "Decision documented" in shown
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize(("mode", "answering"), [("auto", "browser"), ("legacy", "form")])
 def test_a_client_with_url_elicitation_shows_the_person_preflights_page(
-    browser: WebDriver, tmp_path: Path, mode: str
+    request: pytest.FixtureRequest, tmp_path: Path, mode: str, answering: str
 ) -> None:
+    """In both eras: the person answers in the browser once; in the legacy era, whose difference
+    is the elicitation request and not the page, by posting the form."""
     repo, _home = make_repo(tmp_path)
-    person = Person(browser, answer_in_browser)
+    if answering == "browser":
+        person = Person(request.getfixturevalue("browser"), answer_in_browser)
+    else:
+        person = Person(None, lambda _browser, link: answer_by_post(link))
 
     async def main() -> dict[str, Any]:
         with anyio.fail_after(120):
@@ -225,7 +245,7 @@ def test_a_refused_answer_is_shown_on_the_page_and_nothing_is_recorded(
 
 
 def test_over_stdio_the_page_is_served_by_a_loopback_listener(
-    browser: WebDriver, tmp_path: Path, errlog: TextIO
+    tmp_path: Path, errlog: TextIO
 ) -> None:
     repo, _home = make_repo(tmp_path)
 
@@ -233,14 +253,14 @@ def test_over_stdio_the_page_is_served_by_a_loopback_listener(
         with anyio.fail_after(120):
             store = str(tmp_path / "s.sqlite3")
             async with connect_stdio(store, tmp_path, errlog, extra=WEB) as client:
-                return await link_then_outcome(client, browser, repo)
+                return await link_then_outcome(client, repo)
 
     first, _shown, then = anyio.run(main)
     assert link_in(first).startswith("http://localhost:")
     assert ("completed", True) == (then["status"], "user_web" in adr_of(then, repo))
 
 
-def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_path: Path) -> None:
+def test_over_http_the_page_is_a_route_of_the_server(tmp_path: Path) -> None:
     repo, _home = make_repo(tmp_path)
     store = str(tmp_path / "s.sqlite3")
     with http_server(store, tmp_path, "web", *WEB, "--repo-root", str(tmp_path)) as server:
@@ -248,18 +268,16 @@ def test_over_http_the_page_is_a_route_of_the_server(browser: WebDriver, tmp_pat
         async def main() -> tuple[dict[str, Any], str, dict[str, Any]]:
             with anyio.fail_after(120):
                 async with connect_http(server.url) as client:
-                    return await link_then_outcome(client, browser, repo)
+                    return await link_then_outcome(client, repo)
 
         first, _shown, then = anyio.run(main)
     assert link_in(first).startswith(server.url.removesuffix("/mcp"))
     assert ("completed", True) == (then["status"], "user_web" in adr_of(then, repo))
 
 
-def test_under_user_a_client_without_forms_gets_the_pages_link(
-    browser: WebDriver, tmp_path: Path
-) -> None:
+def test_under_user_a_client_without_forms_gets_the_pages_link(tmp_path: Path) -> None:
     repo, _home = make_repo(tmp_path)
-    first, _shown, then = _rounds_on_the_page_in_memory(browser, tmp_path, repo, "user")
+    first, _shown, then = _rounds_on_the_page_in_memory(answer_by_post, tmp_path, repo, "user")
     assert ("ANSWERS_NEED_USER", "completed") == (first["error"]["code"], then["status"])
     assert "user_web" in adr_of(then, repo)
 

@@ -1,7 +1,7 @@
 """The README's three ways in work when pasted: each ``sh`` block under "Three ways in", run as
 written by ``bash`` in a fresh clone of this repository (its committed tree), with a HOME of its
 own. The only input is what a person types at pf's prompts. pip installs the dependencies from
-the run's wheelhouse (``built_package``), not from the index: what is tested is the commands,
+the wheelhouse (``built_package``), not from the index: what is tested is the commands,
 not the network. Every block starts with the same ``python3 -m venv .venv``: the first block runs
 it, the others install into the ``.venv`` it made (run again there, it only re-runs ensurepip,
 about 3 s of CPU each, D297)."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from built_package import BuiltPackage
+from built_package import Wheelhouse
 
 ROOT = Path(__file__).resolve().parent.parent
 PF_ANSWERS = "3\n2\nsrc/\nok\n"  # Database, MySQL, the files, the acceptance criteria
@@ -41,8 +41,8 @@ def test_every_path_starts_by_making_the_same_virtualenv() -> None:
     assert [True, True, True] == [block.startswith(VENV) for block in three_paths()]
 
 
-@pytest.mark.starts_first(seconds=43)  # the suite's longest: a clone, a venv, three installs
-def test_each_path_works_as_pasted(tmp_path: Path, built_package: BuiltPackage) -> None:
+@pytest.mark.starts_first(seconds=37)  # the suite's longest: a clone, a venv, three installs
+def test_each_path_works_as_pasted(tmp_path: Path, wheelhouse: Wheelhouse) -> None:
     """In a fresh clone each block exits 0 (the virtualenv made once, by the first): the agent's
     configuration names the clone's executable, pf writes the decision chosen, the library
     prints the patch."""
@@ -58,7 +58,7 @@ def test_each_path_works_as_pasted(tmp_path: Path, built_package: BuiltPackage) 
     (shim / "python3").symlink_to(python)
     env = {
         **os.environ,
-        **built_package.pip_env(),
+        **wheelhouse.pip_env(),
         "HOME": str(home),
         "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
         "NO_COLOR": "1",

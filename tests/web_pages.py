@@ -1,5 +1,7 @@
 """Helpers for the answer page's tests: a page over an in-memory store served on loopback,
-and plain HTTP requests to it (urllib)."""
+and plain HTTP requests to it (urllib), including a person who answers every turn by posting the
+page's form as a browser posts it (``answer_by_form``: where the page's transport, not the
+browser, is what a test is about)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html.parser import HTMLParser
 
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.store import Sessions
@@ -57,6 +60,58 @@ def fetch(
             return Fetched(reply.status, reply.url, dict(reply.headers), reply.read().decode())
     except urllib.error.HTTPError as error:
         return Fetched(error.code, url, dict(error.headers), error.read().decode())
+
+
+class _Form(HTMLParser):
+    """The answer page's form as a browser sees it: where it posts, its hidden fields, the
+    choices of each radio group and its text inputs; whether the page shows an outcome."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.action = ""
+        self.hidden: dict[str, str] = {}
+        self.choices: dict[str, list[str]] = {}
+        self.texts: list[str] = []
+        self.outcome = False
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {name: value or "" for name, value in attrs}
+        if found.get("role") == "status":
+            self.outcome = True
+        if tag == "form":
+            self.action = found.get("action", "")
+        elif tag == "input":
+            kind, name = found.get("type", "text"), found.get("name", "")
+            if kind == "hidden":
+                self.hidden[name] = found.get("value", "")
+            elif kind == "radio":
+                self.choices.setdefault(name, []).append(found.get("value", ""))
+            elif kind == "text":
+                self.texts.append(name)
+
+
+def answer_by_form(link: str, answers: dict[str, str], *, max_pages: int = 6) -> str:
+    """The person answers every turn from ``link`` on with ``answers`` (by question id: a
+    choice's value or a text), posting the form as a browser does (every field it holds, the
+    Answer button, the page's origin) and following the redirect; the outcome page's HTML."""
+    origin = link.split("/answer/")[0]
+    page = fetch(link)
+    for _ in range(max_pages):
+        form = _Form(page.text)
+        if form.outcome:
+            return page.text
+        chosen = {
+            name: answers[name]
+            for name, values in form.choices.items()
+            if answers.get(name) in values
+        }
+        typed = {name: answers.get(name, "") for name in form.texts}
+        assert chosen or any(typed.values()), f"the page asks nothing in {answers}: {page.text}"
+        fields = {**form.hidden, **chosen, **typed, "action": "answer"}
+        page = fetch(origin + form.action, fields, origin=origin)
+        assert 200 == page.status, page.text
+    raise AssertionError("the page never showed the outcome: " + page.text)
 
 
 @dataclass
