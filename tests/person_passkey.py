@@ -91,18 +91,19 @@ def software_people(folder: Path) -> tuple[People, str]:
 
 def sign_by_form(
     link: str, answers: dict[str, str], ada: SoftwareAuthenticator, *, max_pages: int = 12
-) -> list[str]:
+) -> tuple[list[str], str]:
     """The person without a browser, where a test is about the server's transport and not the
     ceremony in a browser: each form from ``link`` on posted with ``answers`` as the browser
     posts it, each confirm page's challenge signed with ``ada`` and posted as the page's script
     posts the credential (web/script.py), then the reply's next page; the messages the page
-    showed after each signature."""
+    showed after each signature, and the outcome page's HTML ("" if the last reply leads to
+    none)."""
     said: list[str] = []
     page = fetch(link)
     for _ in range(max_pages):
         box = passkey_box(page)
         if not box and shows_outcome(page):
-            return said
+            return said, page.text
         if not box:
             page = post_answers(page, answers)
             continue
@@ -119,7 +120,7 @@ def sign_by_form(
         said.append(told["message"])
         assert 200 == reply.status, said
         if not told.get("next"):
-            return said
+            return said, ""
         page = fetch(urljoin(ada.origin, told["next"]))
     raise AssertionError(f"the session did not finish in {max_pages} pages: {said}")
 

@@ -22,7 +22,7 @@ pytest.importorskip("preflights")
 from selenium.webdriver.remote.webdriver import WebDriver
 from typer.testing import CliRunner
 
-from person_passkey import Enrolled, holding_port, software_people
+from person_passkey import Enrolled, holding_port, sign_by_form, software_passkey, software_people
 from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
@@ -30,7 +30,7 @@ from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
 from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
-from test_preflights_web import INTENTION, answer_in_browser
+from test_preflights_web import CHOSEN, INTENTION, answer_in_browser
 
 TIMEOUT = 60.0
 
@@ -115,23 +115,25 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
 
 
 def test_pf_resume_web_passkey_after_an_interrupted_page_signs_every_round_and_passes_verify(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """`pf start --web --passkey` whose page could not be served (its port held) closes its
     session; the `pf resume --web --passkey` it names asks again from the intention on the
-    signed page, and the decision passes `verify --require person`."""
+    signed page, and the decision passes `verify --require person`. Ada signs with her
+    software passkey (what the page's script posts): the test above signs in the browser."""
     repo, home = make_repo(tmp_path)
-    passkey = ("--passkey", "--people", str(ada.people))
-    with holding_port(f"http://localhost:{ada.port}"):
+    ada, people = software_passkey(tmp_path)
+    passkey = ("--passkey", "--people", str(people))
+    with holding_port(ada.origin):
         interrupted = run_pf_in(repo, home, "start", INTENTION, "--web", *passkey)
     assert (1, True) == (interrupted.returncode, "pf resume --web --passkey" in interrupted.stderr)
     with pf_web(repo, home, "resume", *passkey) as (process, link):
-        shown = answer_and_sign(browser, link)
+        _, shown = sign_by_form(link, CHOSEN, ada)
         assert 0 == process.wait(timeout=TIMEOUT)
     adr = next((repo / "docs" / "adr").glob("*.md"))
     task = repo / "docs" / "CURRENT_TASK.md"
     verified = CliRunner().invoke(  # in-process: the test above runs verify as a process
-        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr), str(task)]
+        app, ["verify", "--require", "person", "--people", str(people), str(adr), str(task)]
     )
     assert "Decision documented" in shown
     assert (0, 2) == (verified.exit_code, verified.stdout.count("Ada Lovelace")), verified.stdout

@@ -55,7 +55,7 @@ def answer_and_sign(browser: WebDriver, link: str) -> None:
 def sign_by_post(ada: SoftwareAuthenticator, link: str) -> None:
     """The person without a browser: Database, signed; then MySQL, signed (``answer_and_sign``'s
     turns, posted as the page and its script post them)."""
-    said = sign_by_form(link, MYSQL, ada)
+    said, _ = sign_by_form(link, MYSQL, ada)
     assert ["Signed and recorded.", True] == [said[0], "finished" in said[-1]], said
 
 
