@@ -1,7 +1,8 @@
 """``preflight-fsm pf start INTENTION --web``: Preflights' own ``pf`` as a process, its rounds
-answered by the person on the answer page in headless Chromium; the ADR records ``user_web``.
-With ``--passkey`` each engine round is signed with the person's passkey (Chromium's virtual
-authenticator, after a real enrollment) and the ADR passes ``verify --require person``."""
+answered by the person on the answer page (each form posted as the browser posts it); the ADR
+records ``user_web``. With ``--passkey`` each engine round is signed with the person's passkey
+(in headless Chromium's virtual authenticator after a real enrollment; on resume, the software
+passkey posting what the page's script posts) and the ADR passes ``verify --require person``."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
 from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
-from test_preflights_web import CHOSEN, INTENTION, answer_in_browser
+from test_preflights_web import CHOSEN, INTENTION, answer_by_post
 
 TIMEOUT = 60.0
 
@@ -69,12 +70,12 @@ def pf_web(repo: Path, home: Path, *args: str) -> Iterator[tuple[subprocess.Pope
             process.stdout.close()
 
 
-def test_pf_web_prints_a_link_and_the_adr_records_the_page(
-    browser: WebDriver, tmp_path: Path
-) -> None:
+def test_pf_web_prints_a_link_and_the_adr_records_the_page(tmp_path: Path) -> None:
+    """The person posts each round's form as the browser posts it: the page's rounds in the
+    browser are test_preflights_web.py's, pf's page in the browser the passkey test's below."""
     repo, home = make_repo(tmp_path)
     with pf_web(repo, home, "start", INTENTION) as (process, link):
-        shown = answer_in_browser(browser, link)
+        shown = answer_by_post(link)
         assert 0 == process.wait(timeout=TIMEOUT)
     adr = next((repo / "docs" / "adr").glob("*.md")).read_text(encoding="utf-8")
     assert "Decision documented" in shown
