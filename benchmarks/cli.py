@@ -2,9 +2,9 @@
 
 Each round runs, in turn: ``python -c pass`` (the interpreter's floor), ``python -c "import
 preflight_fsm"`` (the package's import, which every command pays; lazy since D160), pydantic with
-one model (what any command that runs the engine pays at least), a typer command with one argument
-and one flag and nothing else (what any command of ours with a parameter pays: typer 0.29 coerces
-every parameter through a pydantic ``TypeAdapter``, so running one imports pydantic), Preflights'
+one model, a typer command with one argument and one flag and nothing else (typer 0.29 coerces
+every parameter through a pydantic ``TypeAdapter``, so running one imports pydantic; ours read
+their parameters without it, ``cli/coercion.py``, D301), Preflights'
 ``pf --help`` (the peer), ``preflight-fsm --help``, ``preflight-fsm --version``, ``preflight-fsm
 start`` of a fresh session and ``preflight-fsm answer`` of that session to Done. Each figure is the
 CPU time the process used (user + system, from ``wait4``), which a shared machine's load does not
@@ -171,8 +171,9 @@ def cli_figures(rounds: int) -> list[Figure]:
             ms["cli.typer_floor"],
             "ms",
             note=(
-                "python -c: a typer command with one argument and one flag, what any command"
-                f" of ours with a parameter pays: {ms['cli.typer_floor'] / peer:.2f} x pf --help"
+                "python -c: a typer command with one argument and one flag, typer's own coercion"
+                f" (pydantic adapters; ours skip them, D301): {ms['cli.typer_floor'] / peer:.2f} x"
+                " pf --help"
             ),
         ),
         Figure("cli.pf_help", peer, "ms", note="peer: Preflights 1.1.4's pf --help"),

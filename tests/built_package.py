@@ -130,18 +130,8 @@ def make_wheels(wheels: Path) -> None:
             return
         partial = wheels.with_name(".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--quiet",
-                "--wheel-dir",
-                str(partial),
-                *requirements(),
-            ]
-        )
+        pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(partial)]
+        _run([*pip_wheel, *requirements()])
         for older in wheels.parent.iterdir():
             if older.is_dir() and older != partial:
                 shutil.rmtree(older)

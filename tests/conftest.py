@@ -164,12 +164,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     of its own, and they must agree on every id; an address differs from process to process. Give
     such a parameter ``ids=`` (its type's name, a word) instead.
 
-    pytest-xdist (``--dist load``) deals the first quarter of the tests out one at a time, in
-    this order, to each worker in turn: a test of several seconds in one piece collected near the
-    end would start when the other workers have little left, and the run would wait for it alone.
-    Dealt first, the longest tests run on different workers beside the rest of the suite. To add
+    pytest-xdist (``--dist load``, 3.x) sends each worker first a run of consecutive tests in this
+    order (a quarter of its share: the first worker gets the first ones), then more as it drains:
+    a test of several seconds in one piece collected near the end would start when the other
+    workers have little left, and the run would wait for it alone. Put first, the longest tests
+    start at once, on the first worker, and the other workers take the rest of the suite. To add
     one, mark it ``@pytest.mark.starts_first(seconds=S)``, S about its wall time on an idle
-    machine (``--durations``): the marked tests start in decreasing S.
+    machine (``--durations``): the marked tests start in decreasing S. All of them are in the
+    first worker's first run, which no other worker can take: keep their sum well under half the
+    suite's wall time (the README test's paths, about 37 s, are the one marked now).
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -246,8 +245,8 @@ class HttpServer:
     store: str
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown code runs."""
-        self.process.send_signal(signal.SIGKILL)
+        """SIGKILL: no shutdown code runs (started warm or not: ``warm_processes.kill``)."""
+        warm_processes.kill(self.process)
         self.process.wait(timeout=10)
 
 
@@ -264,7 +263,7 @@ def http_server(
 ) -> Iterator[HttpServer]:
     """Run an HTTP server on ``port`` (default: a free one) of ``host`` (a loopback address)
     for the block, with ``env`` added to its environment; stop it afterwards. ``cold``: in a
-    fresh interpreter, not forked from the warm one (a test that SIGKILLs it: warm_processes)."""
+    fresh interpreter, not forked from the warm one (a test of what a fresh one does)."""
     for _attempt in range(5 if port is None else 1):  # another process may take a free port
         chosen = port or free_port()
         stderr = cwd / f"{name}-{chosen}.stderr"

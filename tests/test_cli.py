@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import warm_processes
+
 
 def _command() -> str:
     beside = Path(sys.executable).parent / "preflight-fsm"
@@ -25,6 +27,7 @@ def _command() -> str:
 
 
 COMMAND = _command()
+WARM = warm_processes.program()  # what starts the sessions the tests then answer
 
 # No command below needs any of these: the other commands, the servers and integrations, the
 # contract checks, the optional libraries.
@@ -95,8 +98,10 @@ def _within(imported: set[str], packages: tuple[str, ...]) -> list[str]:
 
 
 def _started(cwd: Path, store: str) -> str:
+    """A session started in ``store`` (by a warm process: only the answer's imports are looked
+    at, in a fresh interpreter)."""
     out = subprocess.run(
-        [COMMAND, "start", "Add OAuth login", "--store", store, "--json"],
+        [WARM, "start", "Add OAuth login", "--store", store, "--json"],
         cwd=cwd,
         capture_output=True,
         text=True,

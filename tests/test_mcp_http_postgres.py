@@ -49,7 +49,7 @@ def test_an_answer_acknowledged_by_a_server_killed_right_after_is_kept_by_the_ot
 ) -> None:
     empty(postgres_url)
     with (
-        http_server(postgres_url, tmp_path, "a", cold=True) as a,  # kill -9 hits the server itself
+        http_server(postgres_url, tmp_path, "a") as a,
         http_server(postgres_url, tmp_path, "b") as b,
     ):
         sid = anyio.run(_start, a.url)

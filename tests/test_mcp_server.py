@@ -532,7 +532,7 @@ def test_every_acknowledged_step_survives_kill_9(tmp_path: Path) -> None:
             )
             return view, done
 
-    with http_server(store, tmp_path, "first", cold=True) as server:
+    with http_server(store, tmp_path, "first") as server:
         session_id = anyio.run(first_half, server.url)
         server.kill()
     view, done = anyio.run(second_half, session_id)
@@ -752,3 +752,26 @@ def test_servers_sharing_a_seal_key_serve_each_others_sealed_sessions(tmp_path: 
     assert "NeedCategory" == same["state"]
     assert ("error", "corrupt_session") == (refused["status"], refused["error"]["code"])
     assert "seal" in refused["error"]["message"]
+
+
+def test_serve_settles_the_collector_before_the_transport_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """D304: before the first request is read, what the server's start built is frozen (out of
+    the collector's reach) and the youngest generation is collected every 10,000 allocations."""
+    import gc
+
+    from preflight_fsm.mcp import serve
+
+    seen: list[tuple[bool, int]] = []
+    monkeypatch.setattr(
+        anyio, "run", lambda *args: seen.append((gc.get_freeze_count() > 0, gc.get_threshold()[0]))
+    )
+    threshold = gc.get_threshold()
+    gc.unfreeze()  # this test's process froze nothing of its own: start as a fresh process does
+    try:
+        serve(object(), "stdio")  # type: ignore[arg-type]  # the transport never runs
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+    assert [(True, 10_000)] == seen

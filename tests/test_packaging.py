@@ -78,7 +78,6 @@ def _installed_works(command: Path, env: dict[str, str], tmp_path: Path) -> None
     assert (0, "") == (served.returncode, served.stderr)
 
 
-@pytest.mark.starts_first(seconds=7)
 def test_uv_tool_installs_the_wheel(
     built_package: BuiltPackage, wheelhouse: Wheelhouse, tmp_path: Path
 ) -> None:
@@ -89,7 +88,6 @@ def test_uv_tool_installs_the_wheel(
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-@pytest.mark.starts_first(seconds=10)
 def test_pipx_installs_the_wheel(
     built_package: BuiltPackage, wheelhouse: Wheelhouse, tmp_path: Path
 ) -> None:
@@ -100,7 +98,6 @@ def test_pipx_installs_the_wheel(
     _installed_works(tmp_path / "bin" / "preflight-fsm", env, tmp_path)
 
 
-@pytest.mark.starts_first(seconds=10)
 def test_uv_tool_installs_from_a_git_url(wheelhouse: Wheelhouse, tmp_path: Path) -> None:
     """`uv tool install 'preflight-fsm[mcp] @ git+file://CLONE'` installs the committed tree (it
     builds it: the build backend and the dependencies come from the wheelhouse)."""

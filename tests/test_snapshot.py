@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import zlib
 from collections.abc import Callable
@@ -579,6 +580,14 @@ def test_the_canonical_form_is_sorted_compact_json(text: str) -> None:
     content = snapshot.model_dump(mode="json", include=set(snapshot_model.SIGNED_FIELDS))
     expected = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert expected.encode() == snapshot_module.canonical_content(snapshot)
+
+
+def test_signed_json_takes_the_signed_fields_in_their_sorted_order() -> None:
+    """D302: the fast restore passes the signed fields to signed_json by position, so its
+    parameters are SIGNED_FIELDS, in that order (a field added to one and not the other fails
+    here)."""
+    parameters = tuple(inspect.signature(snapshot_model.signed_json).parameters)
+    assert snapshot_model.SIGNED_FIELDS == parameters
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,21 @@ def test_killing_the_launcher_ends_the_program_at_once(tmp_path: Path) -> None:
         assert (True, b"") == (bool(readable), server.stdout.read())
 
 
+def test_kill_ends_a_warm_program_with_sigkill_as_the_installed_ones_process_ends(
+    tmp_path: Path,
+) -> None:
+    """``warm_processes.kill`` SIGKILLs the program itself, not only its launcher: the launcher
+    ends killed by SIGKILL, as the installed script's process does, and the program's output
+    pipe closes with it."""
+    with _server(WARM, tmp_path) as server:
+        _wait_until_listening(server)
+        warm_processes.kill(server)
+        assert server.stdout is not None
+        readable, _, _ = select.select([server.stdout], [], [], TIMEOUT)
+        ended = server.wait(timeout=TIMEOUT)
+        assert (True, -signal.SIGKILL, b"") == (bool(readable), ended, server.stdout.read())
+
+
 def test_a_warm_program_on_a_terminal_takes_it_over_and_its_ctrl_c_ends_the_program() -> None:
     """Started as the session leader of a pseudo-terminal, the launcher hands the terminal to the
     program: the program's group is the terminal's foreground (its keys and Ctrl-C go there, not

@@ -17,8 +17,10 @@ What differs from a fresh interpreter, and which tests therefore start ``COLD_PR
 - modules are imported once, under the zygote's environment (nothing in the package reads its
   environment at import; ``TYPER_USE_RICH`` is the one variable typer reads then);
 - ``sys.flags`` are the zygote's: a test of interpreter options starts its own interpreter;
-- a test that SIGKILLs the program kills the launcher: the zygote kills the child the moment it
-  sees the launcher gone, so a test of what a kill -9 leaves behind must use ``COLD_PROGRAM``;
+- SIGKILL cannot be forwarded: killed, the launcher leaves its child to the zygote, which kills
+  it the moment it sees the launcher gone (a moment later). A test of what a kill -9 leaves
+  behind calls ``kill``: a launcher is sent ``KILL_PROGRAM``, on which it SIGKILLs the program
+  itself and then ends as it did (killed by SIGKILL), as the installed script's process would;
 - a controlling terminal is handed over, not shared: a launcher started as the session leader of
   a pseudo-terminal (``pty.fork``, tests/terminal.py) lets go of it and the child makes it its
   own, so the terminal's Ctrl-C reaches the program's process group, not the launcher's; the
@@ -45,6 +47,7 @@ import termios
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 COLD_PROGRAM = str(Path(sys.executable).parent / "preflight-fsm")
 """The installed console script: a fresh interpreter each time."""
@@ -66,11 +69,14 @@ PRELOAD_MODULES = (
     "typer._adapters",
 )
 
+KILL_PROGRAM = signal.SIGRTMIN
+"""The signal on which a launcher SIGKILLs its program (``kill``)."""
+
 _MAX_REQUEST = 1 << 20
 _LAUNCHER = """#!{python} -IS
 # Started by tests/warm_processes.py: runs `preflight-fsm` in a child of the warm zygote.
 import array, fcntl, json, os, signal, socket, sys, termios
-SOCKET, COLD, STARTUP = {socket!r}, {cold!r}, {startup!r}
+SOCKET, COLD, STARTUP, KILL_PROGRAM = {socket!r}, {cold!r}, {startup!r}, {kill_program!r}
 # A variable that changes how an interpreter starts (PYTHONPATH, ...) needs a fresh one.
 ours = {{k: v for k, v in os.environ.items() if k.startswith("PYTHON")}}
 if {{k: v for k, v in ours.items() if k not in {honoured!r}}} != STARTUP:
@@ -98,6 +104,7 @@ pid = int(reader.readline())
 for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
                signal.SIGUSR2):
     signal.signal(signum, lambda signum, frame: os.kill(pid, signum))
+signal.signal(KILL_PROGRAM, lambda signum, frame: os.kill(pid, signal.SIGKILL))
 null = os.open(os.devnull, os.O_RDWR)
 for fd in (0, 1, 2):  # the child holds them: the pipes close when it ends
     os.dup2(null, fd)
@@ -111,7 +118,8 @@ while not line:
         os._exit(70)  # the zygote went away
 status = int(line)
 if os.WIFSIGNALED(status):
-    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    if os.WTERMSIG(status) != signal.SIGKILL:  # the one signal no handler can be set for
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
     os.kill(os.getpid(), os.WTERMSIG(status))
 os._exit(os.waitstatus_to_exitcode(status))
 """
@@ -139,6 +147,7 @@ def write_launcher(directory: Path, socket_path: Path) -> str:
             cold=COLD_PROGRAM,
             startup=_startup_variables(os.environ),
             honoured=sorted(_HONOURED),
+            kill_program=int(KILL_PROGRAM),
         )
     )
     launcher.chmod(0o755)
@@ -234,6 +243,19 @@ def cold(command: str) -> str:
     """``command``, or the installed console script if ``command`` is the warm launcher (a test
     that needs a fresh interpreter: the modules a command imports, interpreter options)."""
     return COLD_PROGRAM if _zygote is not None and command == _zygote.program else command
+
+
+def kill(process: subprocess.Popen[Any]) -> None:
+    """SIGKILL the program ``process`` runs, whether it is the installed script or a warm
+    launcher (which kills its child, then ends killed by SIGKILL too): no shutdown code of the
+    program runs, as with ``kill -9``. ``process.wait()`` then returns ``-SIGKILL`` (or
+    ``-KILL_PROGRAM`` where the launcher ran the installed script instead, as it does without a
+    zygote: that process has no handler for it either)."""
+    argv = process.args if isinstance(process.args, list | tuple) else [process.args]
+    if _zygote is not None and argv[0] == _zygote.program and process.poll() is None:
+        process.send_signal(KILL_PROGRAM)
+    else:
+        process.kill()
 
 
 def start() -> None:

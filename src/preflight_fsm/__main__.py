@@ -8,7 +8,8 @@ collector's passes over them find nothing to free and cost about 5 % of the comm
 Such a command runs with the collector off, and freezes its objects (``gc.freeze``) when it ends,
 so that the collections the interpreter runs while it shuts down skip them too (they were up to
 a fifth of the command). Every other command (``chat``, ``mcp``, ``pf``, ...) may run for hours
-and keeps the collector as it is.
+and keeps the collector on; an MCP server settles it once built, before it serves
+(``mcp.server.settle_collector_for_serving``, D304).
 """
 
 from __future__ import annotations

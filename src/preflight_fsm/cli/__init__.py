@@ -17,9 +17,11 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from preflight_fsm.cli.coercion import plain_coercion
 from preflight_fsm.cli.help_pages import plain_help
 
 plain_help()
+plain_coercion()
 
 # Modules under preflight_fsm.cli that register their commands on `app` when imported.
 _COMMAND_MODULES: tuple[str, ...] = (

@@ -6,6 +6,7 @@ Preflights' own tool shapes) can be served the same way: ``serve(build_...(...),
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -28,7 +29,15 @@ from preflight_fsm.store import Sessions
 if TYPE_CHECKING:
     from preflight_fsm.mcp.http import HttpOptions
 
-__all__ = ["DIAGRAM_URI", "HTTP_PATH", "SERVER_NAME", "Transport", "build_server", "serve"]
+__all__ = [
+    "DIAGRAM_URI",
+    "HTTP_PATH",
+    "SERVER_NAME",
+    "Transport",
+    "build_server",
+    "serve",
+    "settle_collector_for_serving",
+]
 
 SERVER_NAME: Final = "preflight-fsm"
 HTTP_PATH: Final = "/mcp"
@@ -144,6 +153,27 @@ async def _refused_state_as_result(
         return tool_result(result)
 
 
+SERVING_THRESHOLD: Final = 10_000
+"""Container allocations between two collections of the youngest generation while serving
+(the interpreter's default is 700)."""
+
+
+def settle_collector_for_serving() -> None:
+    """Set the garbage collector for a server that runs for hours (D304).
+
+    What the start built (the imports, the SDK's models, the compiled flow, the server) lives as
+    long as the process: it is frozen, out of the collector's reach, where each full collection
+    scanned its 120,000 objects for nothing. A call allocates thousands of short-lived objects,
+    nearly all freed by their reference counts: the youngest generation is collected every
+    10,000 allocations instead of 700, each collection scanning about the same live objects
+    (the calls in flight). Together about 12 % of a call's server CPU over HTTP was the
+    collector's; now 2 % (docs/performance.md). Cyclic garbage made while serving is collected
+    as before, a little later.
+    """
+    gc.freeze()
+    gc.set_threshold(SERVING_THRESHOLD)
+
+
 def serve(
     server: MCPServer[Any],
     transport: Transport = "stdio",
@@ -159,6 +189,7 @@ def serve(
     Over HTTP, ``announce`` receives the URL once the server listens on it (not before: a port
     in use is reported instead).
     """
+    settle_collector_for_serving()
     if transport == "stdio":
         from preflight_fsm.mcp.stdio import run_stdio
 

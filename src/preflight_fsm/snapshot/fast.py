@@ -29,7 +29,7 @@ from preflight_fsm.snapshot.model import (
     MAX_VALUE,
     SCHEMA_VERSION,
     SIGNED_FIELDS,
-    canonical,
+    signed_json,
 )
 from preflight_fsm.snapshot.replay import replay
 from preflight_fsm.snapshot.seal import SealKeys
@@ -104,17 +104,8 @@ def restored_json(
     if digest is None and require_digest:
         return None
     if keys is not None or digest is not None:
-        content = canonical(
-            {
-                "answered_by": answered_by,
-                "flow_fingerprint": fingerprint,
-                "intention": intention,
-                "owner": owner,
-                "principals": principals,
-                "proofs": proofs,
-                "schema_version": version,
-                "steps": steps,
-            }
+        content = signed_json(
+            answered_by, fingerprint, intention, owner, principals, proofs, version, steps
         )
         if keys is not None and (seal is None or not keys.verify(content, seal)):
             return None

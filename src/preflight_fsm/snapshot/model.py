@@ -36,6 +36,7 @@ __all__ = [
     "TraceStep",
     "canonical",
     "canonical_content",
+    "signed_json",
     "trace_object",
 ]
 
@@ -157,25 +158,47 @@ def canonical_content(snapshot: SessionSnapshot) -> bytes:
 
 
 def canonical(content: Mapping[str, Any]) -> bytes:
+    """:func:`signed_json` of the signed fields of ``content``."""
+    return signed_json(
+        content["answered_by"],
+        content["flow_fingerprint"],
+        content["intention"],
+        content["owner"],
+        content["principals"],
+        content["proofs"],
+        content["schema_version"],
+        content["steps"],
+    )
+
+
+def signed_json(
+    answered_by: Sequence[str],
+    flow_fingerprint: str | None,
+    intention: str,
+    owner: str | None,
+    principals: Sequence[str | None],
+    proofs: Sequence[Any],
+    schema_version: int,
+    steps: Sequence[Mapping[str, Any]],
+) -> bytes:
     """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
-    for the signed fields of ``content``, written by pydantic-core: the same bytes
-    (``tests/test_snapshot.py`` pins it) at a fraction of the cost (docs/performance.md). Only
-    each step's answers need their keys sorted here (one answer is in order as it stands), and a
-    proof given as a dict (a :class:`PasskeyProof` dumps its fields in sorted order); a new
-    signed field holding an object must be sorted too."""
-    proofs = content["proofs"]
+    for the signed fields (``SIGNED_FIELDS``, the parameters in their order), written by
+    pydantic-core: the same bytes (``tests/test_snapshot.py`` pins it) at a fraction of the cost
+    (docs/performance.md). Only each step's answers need their keys sorted here (one answer is
+    in order as it stands), and a proof given as a dict (a :class:`PasskeyProof` dumps its
+    fields in sorted order); a new signed field holding an object must be sorted too. The fast
+    restore passes the parsed values as they are (no mapping built for :func:`canonical` to
+    read, D302)."""
     return pydantic_core.to_json(
         {
-            "answered_by": content["answered_by"],
-            "flow_fingerprint": content["flow_fingerprint"],
-            "intention": content["intention"],
-            "owner": content["owner"],
-            "principals": content["principals"],
+            "answered_by": answered_by,
+            "flow_fingerprint": flow_fingerprint,
+            "intention": intention,
+            "owner": owner,
+            "principals": principals,
             "proofs": proofs if proofs.count(None) == len(proofs) else _sorted_proofs(proofs),
-            "schema_version": content["schema_version"],
-            "steps": [
-                step if len(step) < 2 else dict(sorted(step.items())) for step in content["steps"]
-            ],
+            "schema_version": schema_version,
+            "steps": [step if len(step) < 2 else dict(sorted(step.items())) for step in steps],
         }
     )
 
