@@ -26,7 +26,6 @@ from preflight_fsm import turn as turn_module
 from preflight_fsm.snapshot import fast as snapshot_fast
 from preflight_fsm.snapshot import model as snapshot_model
 from preflight_fsm.snapshot import restore as snapshot_restore
-from preflight_fsm.snapshot import write as snapshot_write
 from preflight_fsm.turn import Turn, turn_fields
 
 US = 1e6
@@ -38,6 +37,11 @@ def _stdlib_canonical(content: Any) -> bytes:
     plain = {name: content[name] for name in snapshot_model.SIGNED_FIELDS}
     plain["steps"] = list(content["steps"])
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _stdlib_signed_json(*values: Any) -> bytes:
+    """``snapshot.model.signed_json`` (the signed fields by position) by the standard library."""
+    return _stdlib_canonical(dict(zip(snapshot_model.SIGNED_FIELDS, values, strict=True)))
 
 
 @contextmanager
@@ -70,11 +74,10 @@ SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
         lambda: _replaced(snapshot_restore, "restored_json", lambda *args: None),
         _RESTORE,
     ),
-    # The digest's canonical JSON written by pydantic-core instead of json.dumps.
-    "canonical JSON by pydantic-core (canonical)": (
-        lambda: _replaced(
-            snapshot_model, "canonical", _stdlib_canonical, snapshot_write, snapshot_fast
-        ),
+    # The digest's canonical JSON written by pydantic-core instead of json.dumps (``canonical``
+    # reads a mapping and calls ``signed_json``; the fast restore calls it by position).
+    "canonical JSON by pydantic-core (signed_json)": (
+        lambda: _replaced(snapshot_model, "signed_json", _stdlib_signed_json, snapshot_fast),
         ("snapshot.to_json", *_RESTORE),
     ),
 }

@@ -1,15 +1,19 @@
 """Ada's passkey for the ``--answers-from person`` tests: enrolled once per test process through the
 real enrollment page in headless Chromium's virtual authenticator, then put back in the browser
 for each test alone (``conftest``'s ``enrolled`` and ``ada`` fixtures); or, for tests that need
-no browser, a software credential (:func:`software_people`)."""
+no browser, a software credential (:func:`software_passkey`) that signs each turn as the page's
+script would (:func:`sign_by_form`)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin
 
 from selenium.webdriver.common.virtual_authenticator import Credential
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -18,8 +22,10 @@ from mcp_servers import free_port
 from preflight_fsm.people import People
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.enroll import Enrollment
+from preflight_fsm.web.html import CSRF_FIELD
 from software_authenticator import SoftwareAuthenticator
 from web_browser import passkey_outcome, virtual_authenticator
+from web_pages import fetch, passkey_box, post_answers, shows_outcome
 
 
 @dataclass
@@ -67,14 +73,56 @@ def passkey_in(browser: WebDriver, enrolled: Enrolled) -> Iterator[Enrolled]:
                         enrolled.credential = credential
 
 
-def software_people(folder: Path) -> tuple[People, str]:
-    """A people file in ``folder`` listing Ada's software credential (no browser) enrolled on a
-    free loopback port, where the stdio page listens; and that origin."""
-    origin = f"http://localhost:{free_port()}"
-    person = SoftwareAuthenticator(origin=origin).person("Ada Lovelace")
+def software_passkey(folder: Path) -> tuple[SoftwareAuthenticator, Path]:
+    """Ada's software credential (no browser) enrolled on a free loopback port, where the stdio
+    page listens, and a people file in ``folder`` listing it."""
+    ada = SoftwareAuthenticator(origin=f"http://localhost:{free_port()}")
     path = folder / "people.toml"
-    path.write_text(person.as_toml(), encoding="utf-8")
-    return People.load(path), origin
+    path.write_text(ada.person("Ada Lovelace").as_toml(), encoding="utf-8")
+    return ada, path
+
+
+def software_people(folder: Path) -> tuple[People, str]:
+    """A people file in ``folder`` listing Ada's software credential (``software_passkey``);
+    and the origin she enrolled on."""
+    ada, path = software_passkey(folder)
+    return People.load(path), ada.origin
+
+
+def sign_by_form(
+    link: str, answers: dict[str, str], ada: SoftwareAuthenticator, *, max_pages: int = 12
+) -> tuple[list[str], str]:
+    """The person without a browser, where a test is about the server's transport and not the
+    ceremony in a browser: each form from ``link`` on posted with ``answers`` as the browser
+    posts it, each confirm page's challenge signed with ``ada`` and posted as the page's script
+    posts the credential (web/script.py), then the reply's next page; the messages the page
+    showed after each signature, and the outcome page's HTML ("" if the last reply leads to
+    none)."""
+    said: list[str] = []
+    page = fetch(link)
+    for _ in range(max_pages):
+        box = passkey_box(page)
+        if not box and shows_outcome(page):
+            return said, page.text
+        if not box:
+            page = post_answers(page, answers)
+            continue
+        challenge = json.loads(box["data-options"])["challenge"]
+        credential = ada.sign(base64.urlsafe_b64decode(challenge + "=" * (-len(challenge) % 4)))
+        body = json.dumps({CSRF_FIELD: box["data-csrf"], "credential": credential}).encode()
+        reply = fetch(
+            ada.origin + box["data-action"],
+            body=body,
+            origin=ada.origin,
+            headers={"Content-Type": "application/json"},
+        )
+        told = json.loads(reply.text)
+        said.append(told["message"])
+        assert 200 == reply.status, said
+        if not told.get("next"):
+            return said, ""
+        page = fetch(urljoin(ada.origin, told["next"]))
+    raise AssertionError(f"the session did not finish in {max_pages} pages: {said}")
 
 
 @contextmanager

@@ -183,9 +183,10 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
     def bound() -> tuple[object, ...]:
         # What each shortcut replaces, in every module that imported it by name.
         names = (
+            (model, "signed_json"),
+            (fast, "signed_json"),
             (model, "canonical"),
             (write, "canonical"),
-            (fast, "canonical"),
             (restore, "restored_json"),
         )
         return tuple(getattr(m, n) for m, n in names)

@@ -1,7 +1,8 @@
 """``preflight-fsm pf start INTENTION --web``: Preflights' own ``pf`` as a process, its rounds
-answered by the person on the answer page in headless Chromium; the ADR records ``user_web``.
-With ``--passkey`` each engine round is signed with the person's passkey (Chromium's virtual
-authenticator, after a real enrollment) and the ADR passes ``verify --require person``."""
+answered by the person on the answer page (each form posted as the browser posts it); the ADR
+records ``user_web``. With ``--passkey`` each engine round is signed with the person's passkey
+(in headless Chromium's virtual authenticator after a real enrollment; on resume, the software
+passkey posting what the page's script posts) and the ADR passes ``verify --require person``."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ pytest.importorskip("preflights")
 from selenium.webdriver.remote.webdriver import WebDriver
 from typer.testing import CliRunner
 
-from person_passkey import Enrolled, holding_port, software_people
+from person_passkey import Enrolled, holding_port, sign_by_form, software_passkey, software_people
 from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.integrations.preflights.command_line import run_pf
@@ -30,7 +31,7 @@ from preflights_e2e import PREFLIGHT_FSM, PROVIDER_VARIABLE, make_repo
 from preflights_e2e import run_pf as run_pf_in
 from software_authenticator import SoftwareAuthenticator
 from test_preflights_person import answer_and_sign
-from test_preflights_web import INTENTION, answer_in_browser
+from test_preflights_web import CHOSEN, INTENTION, answer_by_post
 
 TIMEOUT = 60.0
 
@@ -69,12 +70,12 @@ def pf_web(repo: Path, home: Path, *args: str) -> Iterator[tuple[subprocess.Pope
             process.stdout.close()
 
 
-def test_pf_web_prints_a_link_and_the_adr_records_the_page(
-    browser: WebDriver, tmp_path: Path
-) -> None:
+def test_pf_web_prints_a_link_and_the_adr_records_the_page(tmp_path: Path) -> None:
+    """The person posts each round's form as the browser posts it: the page's rounds in the
+    browser are test_preflights_web.py's, pf's page in the browser the passkey test's below."""
     repo, home = make_repo(tmp_path)
     with pf_web(repo, home, "start", INTENTION) as (process, link):
-        shown = answer_in_browser(browser, link)
+        shown = answer_by_post(link)
         assert 0 == process.wait(timeout=TIMEOUT)
     adr = next((repo / "docs" / "adr").glob("*.md")).read_text(encoding="utf-8")
     assert "Decision documented" in shown
@@ -115,23 +116,25 @@ def test_pf_web_passkey_signs_every_engine_round_and_the_adr_and_task_pass_verif
 
 
 def test_pf_resume_web_passkey_after_an_interrupted_page_signs_every_round_and_passes_verify(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """`pf start --web --passkey` whose page could not be served (its port held) closes its
     session; the `pf resume --web --passkey` it names asks again from the intention on the
-    signed page, and the decision passes `verify --require person`."""
+    signed page, and the decision passes `verify --require person`. Ada signs with her
+    software passkey (what the page's script posts): the test above signs in the browser."""
     repo, home = make_repo(tmp_path)
-    passkey = ("--passkey", "--people", str(ada.people))
-    with holding_port(f"http://localhost:{ada.port}"):
+    ada, people = software_passkey(tmp_path)
+    passkey = ("--passkey", "--people", str(people))
+    with holding_port(ada.origin):
         interrupted = run_pf_in(repo, home, "start", INTENTION, "--web", *passkey)
     assert (1, True) == (interrupted.returncode, "pf resume --web --passkey" in interrupted.stderr)
     with pf_web(repo, home, "resume", *passkey) as (process, link):
-        shown = answer_and_sign(browser, link)
+        _, shown = sign_by_form(link, CHOSEN, ada)
         assert 0 == process.wait(timeout=TIMEOUT)
     adr = next((repo / "docs" / "adr").glob("*.md"))
     task = repo / "docs" / "CURRENT_TASK.md"
     verified = CliRunner().invoke(  # in-process: the test above runs verify as a process
-        app, ["verify", "--require", "person", "--people", str(ada.people), str(adr), str(task)]
+        app, ["verify", "--require", "person", "--people", str(people), str(adr), str(task)]
     )
     assert "Decision documented" in shown
     assert (0, 2) == (verified.exit_code, verified.stdout.count("Ada Lovelace")), verified.stdout

@@ -281,6 +281,10 @@ _IDS = sorted(
 
 _TEXTS = [v for v in _VALUES if v not in (OTHER, "other")]
 _CHOICES = {_FLOW.category_question.id, *(c.question.id for c in _FLOW.categories)}
+# Built once, not per draw (a strategy's construction costs more than drawing from it).
+_CHOICE_VALUE = st.sampled_from(_VALUES)
+_TEXT_VALUE = st.sampled_from(_TEXTS)
+_EXTRA_IDS = st.lists(st.sampled_from(_IDS), max_size=2)
 
 
 @st.composite
@@ -291,13 +295,13 @@ def _answers(draw: st.DrawFn, machine: ClarificationMachine) -> dict[str, Any]:
     """
 
     def value(qid: str) -> Any:
-        return draw(st.sampled_from(_VALUES if qid in _CHOICES else _TEXTS))
+        return draw(_CHOICE_VALUE if qid in _CHOICES else _TEXT_VALUE)
 
     answers: dict[str, Any] = {}
     for question in machine.turn.questions:
         if draw(st.booleans()) or not question.optional:
             answers[question.id] = value(question.id)
-    for qid in draw(st.lists(st.sampled_from(_IDS), max_size=2)):
+    for qid in draw(_EXTRA_IDS):
         if qid not in machine.answers:  # a different value for a recorded answer is an error
             answers.setdefault(qid, value(qid))
     return answers

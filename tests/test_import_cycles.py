@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import preflight_fsm
@@ -15,14 +16,32 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
-    """The import statements under ``if TYPE_CHECKING:``, which never run."""
-    skipped: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                skipped.update(ast.walk(child))
-    return skipped
+def _type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING`` anywhere in an ``if``'s condition."""
+    return any(
+        (isinstance(node, ast.Name) and node.id == "TYPE_CHECKING")
+        or (isinstance(node, ast.Attribute) and node.attr == "TYPE_CHECKING")
+        for node in ast.walk(test)
+    )
+
+
+def _run_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements that can run: every one but those under ``if TYPE_CHECKING:``.
+    Only statements are visited (an import is one), not the expressions in them."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+            continue
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(
+            child
+            for child in ast.iter_child_nodes(node)
+            if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
+        )
 
 
 def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
@@ -30,21 +49,16 @@ def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
     it, except ``name``'s own packages (already running when it is imported)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    skipped = _type_checking_only(tree)
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if node in skipped:
-            continue
+    for node in _run_imports(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 kept = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*kept, base] if base else kept)
             targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        else:
-            continue
         for target in targets:
             parts = target.split(".")
             for end in range(1, len(parts) + 1):

@@ -1,7 +1,9 @@
 """``mcp --answers-from person``: every turn answered on the answer page and confirmed with the
-person's passkey, in headless Chromium with its virtual authenticator (after a real enrollment),
-with the SDK's own client over stdio and HTTP (a process each) and in memory; the decision then
-passes ``verify --require person``."""
+person's passkey, with the SDK's own client over stdio and HTTP (a process each) and in memory;
+the decision then passes ``verify --require person``. In headless Chromium with its virtual
+authenticator (after a real enrollment) where the ceremony in a browser is the point (URL
+elicitation in memory, a rewritten challenge); where the transport or the era is, with a software
+passkey that posts what the page's script posts (``person_passkey.sign_by_form``)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from mcp_servers import (
     connect_stdio,
     http_server,
 )
-from person_passkey import Enrolled, holding_port, software_people
+from person_passkey import Enrolled, holding_port, sign_by_form, software_passkey, software_people
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.cli import app
 from preflight_fsm.mcp.tokens import add_token
@@ -33,7 +35,8 @@ from preflight_fsm.store import Sessions
 from preflight_fsm.store.memory import MemoryStore
 from preflight_fsm.web import PageListener
 from preflight_fsm.web.signing import SignedAnswerPage
-from test_mcp_web import Person, link_in, type_of
+from software_authenticator import SoftwareAuthenticator
+from test_mcp_web import MYSQL, Person, link_in, type_of
 from web_browser import passkey_outcome, submit
 
 
@@ -49,6 +52,13 @@ def answer_and_sign(browser: WebDriver, link: str) -> None:
     assert "finished" in passkey_outcome(browser)
 
 
+def sign_by_post(ada: SoftwareAuthenticator, link: str) -> None:
+    """The person without a browser: Database, signed; then MySQL, signed (``answer_and_sign``'s
+    turns, posted as the page and its script post them)."""
+    said, _ = sign_by_form(link, MYSQL, ada)
+    assert ["Signed and recorded.", True] == [said[0], "finished" in said[-1]], said
+
+
 def _run(*arguments: str) -> Result:
     """The command line, run in the test's process (no process boundary is tested here: the
     exit codes themselves are test_verify.py's)."""
@@ -56,19 +66,21 @@ def _run(*arguments: str) -> Result:
 
 
 def test_over_stdio_the_person_signs_every_turn_and_verify_requires_person_passes(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path, errlog: TextIO
+    tmp_path: Path, errlog: TextIO
 ) -> None:
     """A client without URL mode gets the link naming the passkey; the person answers and signs
     each turn; the call with the session_id returns the outcome, every step user_passkey, and
     the decision `show --decision` prints passes `verify --require person`."""
     store = str(tmp_path / "s.sqlite3")
+    ada, people = software_passkey(tmp_path)
+    options = ("--answers-from", "person", "--people", str(people))
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         with anyio.fail_after(120):
-            async with connect_stdio(store, tmp_path, errlog, extra=ada.options) as client:
+            async with connect_stdio(store, tmp_path, errlog, extra=options) as client:
                 first = await call(client, "require_clarification", user_intention="Add a thing")
                 link = link_in(first["error"]["recovery_hint"])
-                await anyio.to_thread.run_sync(answer_and_sign, browser, link)
+                await anyio.to_thread.run_sync(sign_by_post, ada, link)
                 sid = first["session_id"]
                 return first, await call(client, "require_clarification", session_id=sid)
 
@@ -78,18 +90,26 @@ def test_over_stdio_the_person_signs_every_turn_and_verify_requires_person_passe
     assert ("completed", ("MySQL", "user_passkey")) == (then["status"], type_of(then))
     decision = tmp_path / "decision.md"
     decision.write_text(_run("show", first["session_id"], "--decision", "--store", store).stdout)
-    verified = _run("verify", "--require", "person", "--people", str(ada.people), str(decision))
+    verified = _run("verify", "--require", "person", "--people", str(people), str(decision))
     assert 0 == verified.exit_code, verified.output
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize(("mode", "answering"), [("auto", "browser"), ("legacy", "software")])
 def test_a_client_with_url_elicitation_shows_the_person_the_signing_page(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path, mode: str
+    request: pytest.FixtureRequest, tmp_path: Path, mode: str, answering: str
 ) -> None:
     """In memory: the server the stdio command serves (its loopback listener on the port Ada
-    enrolled on), built in the test's process; the stdio process is the test above's."""
-    person = Person(browser, answer_and_sign)
-    people = People.load(ada.people)
+    enrolled on), built in the test's process; the stdio process is the test above's. Ada signs
+    in the browser once; in the legacy era, whose difference is the elicitation request and not
+    the page, with the software passkey."""
+    if answering == "browser":
+        enrolled: Enrolled = request.getfixturevalue("ada")
+        person = Person(request.getfixturevalue("browser"), answer_and_sign)
+        people = People.load(enrolled.people)
+    else:
+        software, path = software_passkey(tmp_path)
+        person = Person(None, lambda _browser, link: sign_by_post(software, link))
+        people = People.load(path)
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
@@ -127,17 +147,20 @@ def test_answers_an_agent_sends_are_refused_under_person(
 
 
 def test_over_http_the_signing_page_is_a_route_and_steps_record_the_caller_as_principal(
-    browser: WebDriver, ada: Enrolled, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """Over HTTP with tokens: the page is served at the public URL's origin (where Ada
     enrolled); each signed step records user_passkey, Ada's proof, and as principal the
     authenticated caller that asked for the link (docs/decisions.md)."""
     tokens = tmp_path / "tokens.toml"
     alice = add_token(tokens, "alice")
-    public = f"http://localhost:{ada.port}/mcp"
-    extra = ("--public-url", public, "--tokens", str(tokens), *ada.options)
+    ada, people = software_passkey(tmp_path)
+    port = int(ada.origin.rsplit(":", 1)[1])
+    public = f"{ada.origin}/mcp"
+    person = ("--answers-from", "person", "--people", str(people))
+    extra = ("--public-url", public, "--tokens", str(tokens), *person)
     store = str(tmp_path / "s.sqlite3")
-    with http_server(store, tmp_path, "person", *extra, port=ada.port) as server:
+    with http_server(store, tmp_path, "person", *extra, port=port) as server:
 
         async def main() -> tuple[dict[str, Any], dict[str, Any]]:
             with anyio.fail_after(120):
@@ -146,8 +169,8 @@ def test_over_http_the_signing_page_is_a_route_and_steps_record_the_caller_as_pr
                         client, "require_clarification", user_intention="Add a thing"
                     )
                     link = link_in(first["error"]["recovery_hint"])
-                    assert link.startswith(f"http://localhost:{ada.port}/answer/")
-                    await anyio.to_thread.run_sync(answer_and_sign, browser, link)
+                    assert link.startswith(f"{ada.origin}/answer/")
+                    await anyio.to_thread.run_sync(sign_by_post, ada, link)
                     sid = first["session_id"]
                     then = await call(client, "require_clarification", session_id=sid)
                     return then, await call(client, "get_session", session_id=sid)

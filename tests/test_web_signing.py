@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from typer.testing import CliRunner, Result
 
 from mcp_servers import PREFLIGHT_FSM, free_port
-from person_passkey import Enrolled
+from person_passkey import Enrolled, sign_by_form, software_passkey
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.cli import app
 from preflight_fsm.passkeys import step_challenge
@@ -139,9 +139,12 @@ def test_a_copy_of_the_passkey_with_an_old_counter_is_refused_in_the_browser(
 
 
 def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_passes(
-    browser: webdriver.Chrome, ada: Enrolled, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    people, store = ada.people, str(tmp_path / "sessions.db")
+    """The command's process serves the signing page (Ada signs with her software passkey,
+    posting what the page's script posts: the page in a browser is this file's tests above)."""
+    ada, people = software_passkey(tmp_path)
+    store = str(tmp_path / "sessions.db")
     started = _run("start", "Add a thing", "--store", store)
     assert 0 == started.exit_code, started.output
     session_id = started.stdout.split()[1]
@@ -158,10 +161,8 @@ def test_chat_web_passkey_signs_a_stored_session_that_verify_requires_person_pas
         assert chat.stdout is not None
         link = re.search(r"(http://localhost:\S+)", chat.stdout.readline())
         assert link, "no link printed"
-        browser.get(link.group(1))
-        assert "Signed and recorded." == _answer_and_sign(browser, "change_category-2")
-        submit(browser, "#passkey-next")
-        assert "finished" in _answer_and_sign(browser, "db_type-0")
+        said, _ = sign_by_form(link.group(1), {**DATABASE, "db_type": "PostgreSQL"}, ada)
+        assert ["Signed and recorded.", True] == [said[0], "finished" in said[-1]], said
         assert 0 == chat.wait(60)
     finally:
         if chat.poll() is None:

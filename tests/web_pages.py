@@ -73,12 +73,15 @@ class _Form(HTMLParser):
         self.choices: dict[str, list[str]] = {}
         self.texts: list[str] = []
         self.outcome = False
+        self.passkey: dict[str, str] = {}
         self.feed(page)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = {name: value or "" for name, value in attrs}
         if found.get("role") == "status":
             self.outcome = True
+        if found.get("id") == "passkey":  # the box the page's script reads (web/script.py)
+            self.passkey = found
         if tag == "form":
             self.action = found.get("action", "")
         elif tag == "input":
@@ -95,23 +98,41 @@ def answer_by_form(link: str, answers: dict[str, str], *, max_pages: int = 6) ->
     """The person answers every turn from ``link`` on with ``answers`` (by question id: a
     choice's value or a text), posting the form as a browser does (every field it holds, the
     Answer button, the page's origin) and following the redirect; the outcome page's HTML."""
-    origin = link.split("/answer/")[0]
     page = fetch(link)
     for _ in range(max_pages):
-        form = _Form(page.text)
-        if form.outcome:
+        if shows_outcome(page):
             return page.text
-        chosen = {
-            name: answers[name]
-            for name, values in form.choices.items()
-            if answers.get(name) in values
-        }
-        typed = {name: answers.get(name, "") for name in form.texts}
-        assert chosen or any(typed.values()), f"the page asks nothing in {answers}: {page.text}"
-        fields = {**form.hidden, **chosen, **typed, "action": "answer"}
-        page = fetch(origin + form.action, fields, origin=origin)
-        assert 200 == page.status, page.text
+        page = post_answers(page, answers)
     raise AssertionError("the page never showed the outcome: " + page.text)
+
+
+def shows_outcome(page: Fetched) -> bool:
+    """Whether ``page`` shows the session's outcome (its ``role=status``; a confirm page's
+    passkey status too: look for ``passkey_box`` first)."""
+    return _Form(page.text).outcome
+
+
+def post_answers(page: Fetched, answers: dict[str, str]) -> Fetched:
+    """The answer form on ``page`` posted with ``answers`` as the browser posts it: the page the
+    redirect leads to (the next turn, the outcome, or the passkey's confirm page)."""
+    form = _Form(page.text)
+    chosen = {
+        name: answers[name] for name, values in form.choices.items() if answers.get(name) in values
+    }
+    typed = {name: answers.get(name, "") for name in form.texts}
+    assert chosen or any(typed.values()), f"the page asks nothing in {answers}: {page.text}"
+    origin = page.url.split("/answer/")[0]
+    fields = {**form.hidden, **chosen, **typed, "action": "answer"}
+    reply = fetch(origin + form.action, fields, origin=origin)
+    assert 200 == reply.status, reply.text
+    return reply
+
+
+def passkey_box(page: Fetched) -> dict[str, str]:
+    """The attributes of the passkey box on a confirm page (none elsewhere): the ceremony's
+    options, the form token and where the script posts the credential (``data-options``,
+    ``data-csrf``, ``data-action``)."""
+    return _Form(page.text).passkey
 
 
 @dataclass
