@@ -2,7 +2,7 @@
 
 Each shortcut must pay at least 10 % of a command's CPU time (docs/performance.md) or go:
 
-- the collector switch (``__main__.collector_settled``): a one-shot command runs with the garbage
+- the collector switch (``collector.collector_settled``): a one-shot command runs with the garbage
   collector off and frozen at exit; against the same command with the collector as it is;
 - the lazy command group (``cli._LazyGroup``): a command's module is imported when it runs;
   against every command module imported first, as a plain typer group would;
@@ -45,7 +45,7 @@ EAGER = (
 )
 TYPERS_COERCION = (
     "import sys; sys.argv[0] = 'preflight-fsm'\n"
-    "from preflight_fsm.__main__ import collector_settled\n"
+    "from preflight_fsm.collector import collector_settled\n"
     "with collector_settled(sys.argv[1] if len(sys.argv) > 1 else '--help'):\n"
     "    from typer.core import _TyperParameter\n"
     "    typers = _TyperParameter.get_runtime_param\n"

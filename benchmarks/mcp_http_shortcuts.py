@@ -1,7 +1,8 @@
 """``python -m benchmarks.mcp_http_shortcuts``: what the MCP server's collector settings buy.
 
 A server freezes what its start built and collects its youngest generation less often
-(``mcp.server.settle_collector_for_serving``, D304); it must pay at least 10 % or go. Two
+(``collector.settle_collector_for_serving``, called by ``mcp.server.serve``, D304); it must pay
+at least 10 % or go. Two
 ``preflight-fsm mcp --transport http`` processes on one throw-away ``redis-server``, one as
 shipped and one with that function replaced by a no-op, take the same calls from 8 SDK clients,
 phase by phase in alternating order, as ``--only http`` runs them. The figures are each

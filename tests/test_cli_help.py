@@ -117,12 +117,12 @@ def test_every_example_is_accepted_by_the_command_line(example: str) -> None:
 
     import typer
 
-    from preflight_fsm.cli import app
+    from preflight_fsm.cli import command as entry_group
 
     words = shlex.split(example)
     cut = [i for i, word in enumerate(words) if word in {"|", ">"}]
     args = words[1 : cut[0] if cut else None]
-    group = typer.main.get_group(app)
+    group = entry_group()  # the entry's own click group, built once per process (not per example)
     with typer.Context(group, info_name="preflight-fsm") as ctx:
         name, command, rest = group.resolve_command(ctx, args)
         assert command is not None, example

@@ -90,7 +90,10 @@ umask = os.umask(0)
 os.umask(umask)
 # The session leader of a terminal (a test's pty.fork): let go of it for the child to take (the
 # kernel hangs up the foreground group when its leader lets go: this process, which ignores it).
-terminal = os.isatty(0) and os.getsid(0) == os.getpid()
+try:  # tcgetpgrp fails unless standard input is this process's controlling terminal
+    terminal = os.getsid(0) == os.getpid() and os.tcgetpgrp(0) == os.getpgrp()
+except OSError:
+    terminal = False
 if terminal:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     fcntl.ioctl(0, termios.TIOCNOTTY)

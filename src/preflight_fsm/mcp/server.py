@@ -6,7 +6,6 @@ Preflights' own tool shapes) can be served the same way: ``serve(build_...(...),
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -17,6 +16,7 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
+from preflight_fsm.collector import settle_collector_for_serving
 from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.errors import failed
 from preflight_fsm.mcp.page_rounds import PageRounds
@@ -36,7 +36,6 @@ __all__ = [
     "Transport",
     "build_server",
     "serve",
-    "settle_collector_for_serving",
 ]
 
 SERVER_NAME: Final = "preflight-fsm"
@@ -151,27 +150,6 @@ async def _refused_state_as_result(
             session_id=session_id if isinstance(session_id, str) else None,
         )
         return tool_result(result)
-
-
-SERVING_THRESHOLD: Final = 10_000
-"""Container allocations between two collections of the youngest generation while serving
-(the interpreter's default is 700)."""
-
-
-def settle_collector_for_serving() -> None:
-    """Set the garbage collector for a server that runs for hours (D304).
-
-    What the start built (the imports, the SDK's models, the compiled flow, the server) lives as
-    long as the process: it is frozen, out of the collector's reach, where each full collection
-    scanned its 120,000 objects for nothing. A call allocates thousands of short-lived objects,
-    nearly all freed by their reference counts: the youngest generation is collected every
-    10,000 allocations instead of 700, each collection scanning about the same live objects
-    (the calls in flight). Together about 12 % of a call's server CPU over HTTP was the
-    collector's; now 2 % (docs/performance.md). Cyclic garbage made while serving is collected
-    as before, a little later.
-    """
-    gc.freeze()
-    gc.set_threshold(SERVING_THRESHOLD)
 
 
 def serve(
