@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 from selenium.webdriver.common.virtual_authenticator import Credential
@@ -107,22 +108,41 @@ def sign_by_form(
         if not box:
             page = post_answers(page, answers)
             continue
-        challenge = json.loads(box["data-options"])["challenge"]
-        credential = ada.sign(base64.urlsafe_b64decode(challenge + "=" * (-len(challenge) % 4)))
-        body = json.dumps({CSRF_FIELD: box["data-csrf"], "credential": credential}).encode()
-        reply = fetch(
-            ada.origin + box["data-action"],
-            body=body,
-            origin=ada.origin,
-            headers={"Content-Type": "application/json"},
-        )
-        told = json.loads(reply.text)
+        told = _post_credential(box, ada.sign(_challenge(box)), ada.origin)
         said.append(told["message"])
-        assert 200 == reply.status, said
         if not told.get("next"):
             return said, ""
         page = fetch(urljoin(ada.origin, told["next"]))
     raise AssertionError(f"the session did not finish in {max_pages} pages: {said}")
+
+
+def enroll_by_form(link: str, ada: SoftwareAuthenticator) -> str:
+    """The enrollment page's ceremony without a browser: ``ada`` registers over the page's
+    challenge and posts what the page's script posts; the message the page showed."""
+    box = passkey_box(fetch(link))
+    assert "create" == box.get("data-ceremony"), box
+    return str(_post_credential(box, ada.register(_challenge(box)), ada.origin)["message"])
+
+
+def _challenge(box: dict[str, str]) -> bytes:
+    """The challenge in a passkey box's ceremony options (base64url, unpadded)."""
+    challenge: str = json.loads(box["data-options"])["challenge"]
+    return base64.urlsafe_b64decode(challenge + "=" * (-len(challenge) % 4))
+
+
+def _post_credential(box: dict[str, str], credential: object, origin: str) -> dict[str, Any]:
+    """``credential`` posted where the box says, as the page's script posts it: the reply,
+    which must be a success."""
+    body = json.dumps({CSRF_FIELD: box["data-csrf"], "credential": credential}).encode()
+    reply = fetch(
+        origin + box["data-action"],
+        body=body,
+        origin=origin,
+        headers={"Content-Type": "application/json"},
+    )
+    told: dict[str, Any] = json.loads(reply.text)
+    assert 200 == reply.status, told
+    return told
 
 
 @contextmanager

@@ -1,5 +1,6 @@
-"""``chat --web`` (cli/web.py): the command prints a link, the person answers in the browser
-(headless Chromium), the command prints the outcome."""
+"""``chat --web`` (cli/web.py): the command prints a link, the person answers on the page (its
+form posted as the browser posts it: the page in headless Chromium is test_web_browser.py's,
+D306), the command prints the outcome."""
 
 from __future__ import annotations
 
@@ -10,15 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from selenium.webdriver.common.by import By
-from selenium.webdriver.remote.webdriver import WebDriver
 from typer.testing import CliRunner
 
 import warm_processes
 from preflight_fsm.cli import app
 from preflight_fsm.cli.passkey_option import PASSKEY_NEEDS_WEB
 from preflight_fsm.cli.report import EXIT_USAGE
-from web_browser import submit
+from web_pages import answer_by_form
 
 COMMAND = warm_processes.program()  # forked from a warm interpreter (warm_processes)
 
@@ -43,15 +42,13 @@ def chat_web() -> Iterator[subprocess.Popen[str]]:
 
 
 def test_chat_web_prints_a_link_and_the_outcome_the_person_chose(
-    browser: WebDriver, chat_web: subprocess.Popen[str]
+    chat_web: subprocess.Popen[str],
 ) -> None:
     assert chat_web.stdout is not None
     first = chat_web.stdout.readline()
     link = re.search(r"http://localhost:\d+/answer/\S+", first)
     assert link, first
-    browser.get(link.group(0))
-    browser.find_element(By.CSS_SELECTOR, "label[for=db_type-1]").click()  # MySQL
-    submit(browser)
+    answer_by_form(link.group(0), {"db_type": "MySQL"})
     rest, _ = chat_web.communicate(timeout=60)
     assert (0, True) == (chat_web.returncode, "MySQL" in rest)
 

@@ -124,14 +124,12 @@ def test_a_client_with_url_elicitation_shows_the_person_the_signing_page(
     assert ("MySQL", "user_passkey") == type_of(outcome)
 
 
-def test_answers_an_agent_sends_are_refused_under_person(
-    enrolled: Enrolled, tmp_path: Path
-) -> None:
+def test_answers_an_agent_sends_are_refused_under_person(tmp_path: Path) -> None:
     """Tool arguments record nothing; the error names the page and the passkey."""
+    people, _origin = software_people(tmp_path)  # no browser: nobody comes to the page
 
     async def main() -> dict[str, Any]:
         store = str(tmp_path / "s.sqlite3")
-        people = People.load(enrolled.people)
         async with connect_memory(store, answers_from="person", people=people) as client:
             return await call(
                 client,

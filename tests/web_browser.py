@@ -27,6 +27,9 @@ the change (Selenium's default, 0.5 s, cost about 0.5 s a page as a wait's first
 def chromium() -> Iterator[webdriver.Chrome]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # Other switches (no back-forward cache, one renderer process, no background networking, a
+    # smaller window, --single-process, ...) were measured and saved no CPU (D306): a page costs
+    # what it costs, so the tests render one only where the browser is the point.
     for argument in (
         "--headless=new",
         "--no-sandbox",  # the tests may run as root, where Chromium's sandbox cannot start
