@@ -110,31 +110,10 @@ class SessionSnapshot(_Frozen):
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-FIELDS: Final = (
-    "intention",
-    "asked_questions",
-    "answered_questions",
-    "missing_info",
-    "schema_version",
-    "flow",
-    "flow_fingerprint",
-    "owner",
-    "steps",
-    "answered_by",
-    "principals",
-    "proofs",
-    "state",
-    "category",
-    "other_for",
-    "answers",
-    "turn",
-    "trace",
-    "digest",
-    "seal",
-)
+FIELDS: Final = tuple(SessionSnapshot.model_fields)
 """Every field of :class:`SessionSnapshot`, in its order: the order of the keys of a snapshot's
-JSON text, which ``write.snapshot_json`` writes without the model (``tests/test_snapshot_json.py``
-holds the two equal)."""
+JSON text, which ``write.snapshot_json`` writes without the model (read from the model, so the
+two cannot part; ``tests/test_snapshot_json.py`` holds the texts equal)."""
 
 
 SIGNED_FIELDS: Final = (
