@@ -178,16 +178,18 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
     leaves the engine as it found it."""
     from benchmarks import shortcuts
 
-    from preflight_fsm.snapshot import fast, model, restore, write
+    from preflight_fsm import machine
+    from preflight_fsm.snapshot import fast, json_form, write
 
     def bound() -> tuple[object, ...]:
         # What each shortcut replaces, in every module that imported it by name.
         names = (
-            (model, "signed_json"),
+            (json_form, "signed_json"),
             (fast, "signed_json"),
-            (model, "canonical"),
+            (json_form, "canonical"),
             (write, "canonical"),
-            (restore, "restored_json"),
+            (fast, "restored_json"),
+            (machine, "_turn_of"),
         )
         return tuple(getattr(m, n) for m, n in names)
 

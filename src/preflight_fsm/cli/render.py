@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from preflight_fsm.flow import Flow
     from preflight_fsm.turn import Question, Turn
+    from preflight_fsm.turn_data import QuestionData, TurnData
 
 __all__ = [
     "question_texts",
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 
-def visible_question(turn: Turn) -> Question:
+def visible_question(turn: Turn | TurnData) -> Question | QuestionData:
     """The one question the turn shows (its companion, if any, is asked only on "Other")."""
     for question in turn.questions:
         if question.depends_on_question_id is None:
@@ -38,7 +39,7 @@ def question_texts(flow: Flow | None = None) -> dict[str, str]:
     return texts
 
 
-def render_turn(turn: Turn, flow: Flow | None = None) -> str:
+def render_turn(turn: Turn | TurnData, flow: Flow | None = None) -> str:
     """The turn's visible question, its options numbered from 1 (the last is "Other (specify)",
     shown as the flow's label for it, C2)."""
     from preflight_fsm.flow import OTHER_OPTION
@@ -51,7 +52,7 @@ def render_turn(turn: Turn, flow: Flow | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_outcome(turn: Turn, flow: Flow | None = None) -> str:
+def render_outcome(turn: Turn | TurnData, flow: Flow | None = None) -> str:
     """A finished session: its patch, one field a line, or the question left unanswered; the
     hint."""
     if not turn.finished:

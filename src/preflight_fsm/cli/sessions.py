@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.store import SessionState
     from preflight_fsm.turn import Turn
+    from preflight_fsm.turn_data import TurnData
 
 __all__ = [
     "DEFAULT_EXPIRE_AFTER",
@@ -185,7 +186,7 @@ def _print_state(
     if as_json:
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
-    turn = state.turn
+    turn = state.turn_data
     status = _STATUS[turn.state]
     if turn.state == NEED_PRIMARY_FIELD and turn.questions:  # the question named, as asked
         status = f'asking "{turn.questions[0].question}"'
@@ -225,7 +226,7 @@ def _describe_sources(state: SessionState) -> list[str]:
     return lines
 
 
-def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
+def _describe_turn(turn: Turn | TurnData, flow: Flow | None) -> list[str]:
     if turn.finished:
         from preflight_fsm.cli.render import render_outcome
 
@@ -248,7 +249,7 @@ def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
     return lines
 
 
-def _example(turn: Turn) -> str:
+def _example(turn: Turn | TurnData) -> str:
     question = next(q for q in turn.questions if q.depends_on_question_id is None)
     return f"{question.id}={'1' if question.options else 'TEXT'}"
 
@@ -338,12 +339,12 @@ def answer(
         if given is None:
             try:
                 given = answers_from_pairs(
-                    machine.turn, parsed, literal=literal, known=machine.flow.answer_ids
+                    machine.turn_data, parsed, literal=literal, known=machine.flow.answer_ids
                 )
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:
-            machine.step(given, answered_by="cli")
+            machine.advance(given, answered_by="cli")
         except InvalidAnswers as refused:
             texts = question_texts(machine.flow)
             raise CommandFailed(
@@ -402,10 +403,10 @@ def show(
     if decision:
         from preflight_fsm.decision_record import decision_document
 
-        if machine.turn.patch is None:
+        if state.turn_data.patch is None:
             raise CommandFailed(
                 "no_decision",
-                f"session {session_id} has not decided (it is {state.turn.state}); "
+                f"session {session_id} has not decided (it is {state.turn_data.state}); "
                 "answer its turns first, or show it without --decision",
                 EXIT_USAGE,
             )
