@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from preflight_fsm.errors import InvalidAnswers
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow_data import OTHER_SUFFIX
 from preflight_fsm.principal import check_principal
 from preflight_fsm.states import Decided
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow_data import OTHER_SUFFIX
 from preflight_fsm.states import Decided
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def patch_fields(s: Session) -> dict[str, Any] | None:
     engine = s.engine
     answers = s.answers
     if position.category == engine.other_category_name:
-        other = engine.flow.other_category
+        other = engine.flow_data.other_category
         # The Description is one line: it goes into an ADR heading's paragraph (C6).
         description = answers.get(other.description_id) or " ".join(s.intention.split())
         return {"category": position.category, "fields": ((other.field, description),)}

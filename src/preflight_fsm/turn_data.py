@@ -16,7 +16,7 @@ from preflight_fsm.patch_data import PatchData, patch_fields
 from preflight_fsm.states import TERMINAL_STATES, Decided, StateName
 
 if TYPE_CHECKING:
-    from preflight_fsm.flow import Hint
+    from preflight_fsm.flow_data import Hint
     from preflight_fsm.session import Session
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.principal import MAX_PRINCIPAL
 from preflight_fsm.session import Session
 from preflight_fsm.sizes import MAX_ANSWERS, MAX_IDS, MAX_STEPS, MAX_TEXT, MAX_VALUE
@@ -133,7 +133,7 @@ def restored_json(
             return None
         if digest is not None and digest != hashlib.sha256(content).hexdigest():
             return None
-    flow = flows.get(fingerprint)
+    flow = flows.get_data(fingerprint)
     if flow is None:
         return None
     try:

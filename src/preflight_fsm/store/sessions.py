@@ -29,7 +29,7 @@ from preflight_fsm.errors import (
     SessionNotFound,
     SnapshotFlowMismatch,
 )
-from preflight_fsm.flow import Flow, FlowRegistry, default_registry
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.migration import Divergence
 from preflight_fsm.snapshot import SealKeys
@@ -37,6 +37,7 @@ from preflight_fsm.store.base import SessionStore, StoredSession
 from preflight_fsm.turn_data import TurnData
 
 if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
     from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.turn import Turn
 
@@ -225,7 +226,7 @@ class Sessions:
         """Start a session for ``owner`` (the authenticated principal; None: unauthenticated)
         and store it at version 1, with its own expiry (else the store's default) and its
         flow's fingerprint. Raises InvalidIntention, or InvalidAnswers naming ``owner``."""
-        machine = ClarificationMachine(intention, self.flow, owner)
+        machine = ClarificationMachine(intention, self.flows.current_data, owner)
         return self.state_of(self.create(machine, expire_after=expire_after), machine)
 
     def create(
@@ -239,7 +240,7 @@ class Sessions:
             session_id,
             seal_envelope(session_id, self._dump(machine)),
             expire_after=expire_after,
-            flow=machine.flow.fingerprint,
+            flow=machine.flow_data.fingerprint,
         )
 
     def answer(
