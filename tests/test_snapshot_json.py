@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from preflight_fsm import ClarificationMachine, SealKeys, SessionSnapshot, default_flow
+from preflight_fsm import (
+    ClarificationMachine,
+    InvalidSnapshot,
+    SealKeys,
+    SessionSnapshot,
+    default_flow,
+)
 from preflight_fsm import snapshot as snapshot_package
 from preflight_fsm.snapshot.json_form import FIELDS, signed_json
 from preflight_fsm.snapshot.model import canonical_content
@@ -79,3 +85,18 @@ def test_the_plain_snapshot_text_escapes_as_the_model_does() -> None:
 def test_the_snapshot_fields_are_listed_in_the_models_order() -> None:
     """``FIELDS``, which orders the plain text's keys, names the model's fields in its order."""
     assert tuple(SessionSnapshot.model_fields) == FIELDS
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "[" * 100_000 + "]" * 100_000, '{"intention": "\\ud800"}', b"\xff\xfe{}"],
+    ids=["not-json", "nested", "lone-surrogate", "not-utf-8"],
+)
+def test_text_that_is_no_snapshot_is_refused_whichever_parser_reads_it(
+    text: str | bytes,
+) -> None:
+    """C9: read by the standard library (a command) or by pydantic-core (a server), such text
+    takes the full path, which names what is wrong; neither raises anything else."""
+    for plain in (True, False):
+        with standard_json(plain), pytest.raises(InvalidSnapshot):
+            ClarificationMachine.from_snapshot(text)

@@ -78,7 +78,7 @@ def restored_json(
         return None
     try:
         raw = parsed_json(data)
-    except ValueError:  # not JSON, nested too deeply, or a lone surrogate
+    except (ValueError, TypeError, RecursionError):  # not JSON, nested too deeply, a surrogate
         return None
     if type(raw) is not dict or raw.get("state") is None:
         return None  # not an object, or Preflights' four-field form
