@@ -9,7 +9,8 @@ from typing import Any
 from preflight_fsm.contract import within_schema
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidIntention, InvalidSnapshot, PreflightFsmError
-from preflight_fsm.flow import Flow, FlowRegistry, default_flow
+from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot

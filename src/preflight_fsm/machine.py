@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from preflight_fsm import snapshot as _snapshot
 from preflight_fsm.answered_by import (
@@ -22,12 +22,16 @@ from preflight_fsm.answered_by import (
     deciding_steps,
 )
 from preflight_fsm.engine import engine_for
-from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
+from preflight_fsm.flow_data import DEFAULT_FLOW, FlowData
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.migration import Divergence, migrate
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import STATES, TERMINAL_STATES, StateName
 from preflight_fsm.turn import Turn, turn_of
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
 
 __all__ = ["ClarificationMachine", "Migration"]
 
@@ -49,11 +53,14 @@ class ClarificationMachine:
 
     states: ClassVar[tuple[StateName, ...]] = STATES
 
-    def __init__(self, intention: str, flow: Flow | None = None, owner: str | None = None) -> None:
-        """A new session on ``flow`` (the default flow if None), started by ``owner`` (the
-        authenticated principal, recorded in the snapshot; None: unauthenticated). Raises
-        InvalidIntention, or InvalidAnswers naming ``owner`` when it is not clean text (C5)."""
-        self._session = engine_for(flow or default_flow()).begin(intention, owner)
+    def __init__(
+        self, intention: str, flow: Flow | FlowData | None = None, owner: str | None = None
+    ) -> None:
+        """A new session on ``flow`` (the default flow if None; a model or its plain form),
+        started by ``owner`` (the authenticated principal, recorded in the snapshot; None:
+        unauthenticated). Raises InvalidIntention, or InvalidAnswers naming ``owner`` when it is
+        not clean text (C5)."""
+        self._session = engine_for(flow or DEFAULT_FLOW).begin(intention, owner)
         self._turn: Turn | None = None
         self._lock = threading.Lock()
 
@@ -67,8 +74,14 @@ class ClarificationMachine:
 
     @property
     def flow(self) -> Flow:
-        """The flow this session runs on."""
+        """The flow this session runs on (its model, built on first ask)."""
         return self._session.engine.flow
+
+    @property
+    def flow_data(self) -> FlowData:
+        """:attr:`flow` as plain data (``flow_data.py``), what the engine runs on: the same
+        fields and fingerprints, with no model built."""
+        return self._session.engine.flow_data
 
     @property
     def intention(self) -> str:
@@ -196,7 +209,7 @@ class ClarificationMachine:
     def from_snapshot(
         cls,
         snapshot: _snapshot.SessionSnapshot | str | bytes | dict[str, Any],
-        flow: Flow | FlowRegistry | None = None,
+        flow: Flow | FlowData | FlowRegistry | None = None,
         *,
         require_digest: bool = False,
         keys: _snapshot.SealKeys | None = None,
@@ -214,7 +227,7 @@ class ClarificationMachine:
             _snapshot.restore_session(snapshot, flows, require_digest=require_digest, keys=keys)
         )
 
-    def migrate(self, target: Flow, *, force: bool = False) -> Migration:
+    def migrate(self, target: Flow | FlowData, *, force: bool = False) -> Migration:
         """This session's inputs replayed on ``target`` (C10): the session there, or where it
         diverges. With ``force`` a diverging session is migrated all the same (one whose answers
         ``target`` refuses never is)."""
@@ -239,7 +252,7 @@ class Migration:
         return self.machine is not None
 
 
-def _registry(flow: Flow | FlowRegistry | None) -> FlowRegistry:
+def _registry(flow: Flow | FlowData | FlowRegistry | None) -> FlowRegistry:
     if flow is None:
         return default_registry()
     return flow if isinstance(flow, FlowRegistry) else FlowRegistry(flow)

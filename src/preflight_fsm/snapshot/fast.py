@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.principal import MAX_PRINCIPAL
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
@@ -111,7 +111,7 @@ def restored_json(
             return None
         if digest is not None and digest != hashlib.sha256(content).hexdigest():
             return None
-    flow = flows.get(fingerprint)
+    flow = flows.get_data(fingerprint)
     if flow is None:
         return None
     try:

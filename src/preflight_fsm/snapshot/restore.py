@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotFlowMismatch
-from preflight_fsm.flow import Flow, FlowRegistry, default_registry
+from preflight_fsm.flow_data import FlowData
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.session import Session
 from preflight_fsm.snapshot.fast import restored_json
 from preflight_fsm.snapshot.four_field import restore_four_field
@@ -133,16 +134,17 @@ def _short(value: object) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> Flow:
-    """C10: the registered flow the snapshot names by fingerprint (the current one if none)."""
+def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> FlowData:
+    """C10: the registered flow the snapshot names by fingerprint (the current one if none), as
+    the plain data its engine runs on."""
     fingerprint = snapshot.flow_fingerprint
     if fingerprint is None:
-        if snapshot.flow is not None and snapshot.flow != flows.current.name:
+        if snapshot.flow is not None and snapshot.flow != flows.current_data.name:
             raise SnapshotFlowMismatch(
                 "flow", f"is {snapshot.flow!r}, but no fingerprint says which version of it"
             )
-        return flows.current
-    flow = flows.get(fingerprint)
+        return flows.current_data
+    flow = flows.get_data(fingerprint)
     if flow is None:
         raise SnapshotFlowMismatch(
             "flow_fingerprint", flows.unregistered(fingerprint, snapshot.flow)

@@ -46,7 +46,7 @@ def _content(s: Session, seal: SealKeys | None) -> dict[str, Any]:
     content.update(
         intention=s.intention,
         schema_version=SCHEMA_VERSION,
-        flow_fingerprint=s.engine.flow.fingerprint,
+        flow_fingerprint=s.engine.flow_data.fingerprint,
         steps=s.steps,
         answered_by=s.answered_by,
         owner=s.owner,
@@ -75,7 +75,7 @@ def derived_fields(s: Session) -> dict[str, Any]:
     # NeedOther names the choice question whose "Other (specify)" text it waits for.
     other_for = choice_key(s) if position.state == NEED_OTHER else None
     return {
-        "flow": engine.flow.name,
+        "flow": engine.flow_data.name,
         "state": position.state,
         "category": position.category,
         "other_for": other_for,

@@ -29,7 +29,8 @@ from preflight_fsm.errors import (
     SessionNotFound,
     SnapshotFlowMismatch,
 )
-from preflight_fsm.flow import Flow, FlowRegistry, default_registry
+from preflight_fsm.flow import Flow
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.migration import Divergence
 from preflight_fsm.proof import PasskeyProof
@@ -214,7 +215,7 @@ class Sessions:
         """Start a session for ``owner`` (the authenticated principal; None: unauthenticated)
         and store it at version 1, with its own expiry (else the store's default) and its
         flow's fingerprint. Raises InvalidIntention, or InvalidAnswers naming ``owner``."""
-        machine = ClarificationMachine(intention, self.flow, owner)
+        machine = ClarificationMachine(intention, self.flows.current_data, owner)
         return self.state_of(self.create(machine, expire_after=expire_after), machine)
 
     def create(
@@ -228,7 +229,7 @@ class Sessions:
             session_id,
             seal_envelope(session_id, self._dump(machine)),
             expire_after=expire_after,
-            flow=machine.flow.fingerprint,
+            flow=machine.flow_data.fingerprint,
         )
 
     def answer(
