@@ -213,7 +213,7 @@ async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
                 timers[name] = _Timer(client)
                 pids[name] = child_pid(markers[name])
             cpu = dict.fromkeys(servers, 0.0)
-            client = dict.fromkeys(servers, 0.0)
+            client_cpu = dict.fromkeys(servers, 0.0)
             endings: set[str] = set()
             k = 0
             for r in range(rounds + 1):  # round 0 warms up (untimed)
@@ -229,7 +229,7 @@ async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
                                 endings.add(f"{scenario.name}: {ended}")
                     if r > 0:
                         cpu[name] += process_cpu(pids[name]) - before
-                        client[name] += time.process_time() - client_before
+                        client_cpu[name] += time.process_time() - client_before
         if not (ours_dir / ".preflight-fsm" / "sessions.sqlite3").exists():
             raise AssertionError("our server did not use the CLI's default SQLite store")
     samples = {name: timer.samples for name, timer in timers.items()}
@@ -237,7 +237,7 @@ async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
     return {
         "samples": samples,
         "cpu": {name: cpu[name] / calls[name] for name in servers},
-        "client_cpu": {name: client[name] / calls[name] for name in servers},
+        "client_cpu": {name: client_cpu[name] / calls[name] for name in servers},
         "endings": sorted(endings),
     }
 
