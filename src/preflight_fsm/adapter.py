@@ -15,7 +15,7 @@ from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot
 from preflight_fsm.states import ASKING_CATEGORY
-from preflight_fsm.turn import LLMResponse
+from preflight_fsm.turn import LLMResponse, questions_of
 
 __all__ = ["MockLLMAdapter"]
 
@@ -69,7 +69,7 @@ class MockLLMAdapter:
             _log.warning("intention refused, asking its category: %s", exc)
             engine = engine_for(self._flow)
             return LLMResponse(
-                questions=engine.questions(ASKING_CATEGORY),
+                questions=questions_of(engine.questions(ASKING_CATEGORY)),
                 missing_info=(engine.category_qid,),
                 decision_hint=self._flow.other_category.hint,
                 progress=0.0,

@@ -26,7 +26,6 @@ from preflight_fsm.flow_data import (
 from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.principal import check_principal
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import (
     DONE,
@@ -42,10 +41,12 @@ from preflight_fsm.states import (
 from preflight_fsm.table import Edge, edges_for
 from preflight_fsm.text import match_key
 from preflight_fsm.trigger import SharedMachine
-from preflight_fsm.turn import Question, Turn
+from preflight_fsm.turn_data import QuestionData
 
 if TYPE_CHECKING:
     from preflight_fsm.flow import Flow
+    from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.turn import Turn
 
 __all__ = ["Engine", "engine_for"]
 
@@ -142,14 +143,16 @@ class Engine:
 
     # -- C2: the questions of each position, built once -----------------------------------------
 
-    def _build_questions(self) -> dict[tuple[type, str | None], tuple[Question, ...]]:
+    def _build_questions(self) -> dict[tuple[type, str | None], tuple[QuestionData, ...]]:
         flow = self.flow_data
         other = OTHER_OPTION  # C2: the canonical value; a person sees flow.other_option (cli)
 
-        def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[Question, ...]:
+        def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[QuestionData, ...]:
             return (
-                Question(id=qid, type="single_choice", question=text, options=(*options, other)),
-                Question(
+                QuestionData(
+                    id=qid, type="single_choice", question=text, options=(*options, other)
+                ),
+                QuestionData(
                     id=qid + OTHER_SUFFIX,
                     type="free_text",
                     question=other_text_question(text),
@@ -159,15 +162,15 @@ class Engine:
                 ),
             )
 
-        def alone(qid: str, text: str) -> tuple[Question, ...]:
+        def alone(qid: str, text: str) -> tuple[QuestionData, ...]:
             return (
-                Question(
+                QuestionData(
                     id=qid + OTHER_SUFFIX, type="free_text", question=other_text_question(text)
                 ),
             )
 
         cq = flow.category_question
-        table: dict[tuple[type, str | None], tuple[Question, ...]] = {
+        table: dict[tuple[type, str | None], tuple[QuestionData, ...]] = {
             (AskingCategory, None): choice(cq.id, cq.text, tuple(self.categories)),
             (AwaitingText, None): alone(cq.id, cq.text),
         }
@@ -177,7 +180,7 @@ class Engine:
             table[(AwaitingText, c.name)] = alone(q.id, q.text)
         return table
 
-    def questions(self, position: Position) -> tuple[Question, ...]:
+    def questions(self, position: Position) -> tuple[QuestionData, ...]:
         """What a position asks: nothing once the session has ended."""
         return self._questions.get((type(position), position.category), ())
 

@@ -9,7 +9,7 @@ flow (``migration.py``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,13 +25,14 @@ from preflight_fsm.engine import engine_for
 from preflight_fsm.flow_data import DEFAULT_FLOW, FlowData
 from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.migration import Divergence, migrate
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import STATES, TERMINAL_STATES, StateName
-from preflight_fsm.turn import Turn, turn_of
+from preflight_fsm.turn_data import TurnData, turn_data
 
 if TYPE_CHECKING:
     from preflight_fsm.flow import Flow
+    from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.turn import Turn
 
 __all__ = ["ClarificationMachine", "Migration"]
 
@@ -107,7 +108,7 @@ class ClarificationMachine:
             # turn with the next session.
             with self._lock:
                 if self._turn is None:
-                    self._turn = turn_of(self._session)
+                    self._turn = _turn_of(self._session)
                 turn = self._turn
         return turn
 
@@ -183,9 +184,31 @@ class ClarificationMachine:
             session = self._session.engine.step(
                 self._session, answers, answered_by, principal, proof
             )
-            turn = turn_of(session)
+            turn = _turn_of(session)
             self._session, self._turn = session, turn
         return turn
+
+    @property
+    def turn_data(self) -> TurnData:
+        """:attr:`turn` as plain data (``turn_data.py``), read without building the model: what
+        the command line prints."""
+        return turn_data(self._session)
+
+    def advance(
+        self,
+        answers: Mapping[str, Any],
+        answered_by: AnsweredBy = "api",
+        *,
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
+    ) -> None:
+        """:meth:`step`, without building the Turn it returns (read :attr:`turn_data` or
+        :attr:`turn` after): the command line's step, which never imports the models."""
+        with self._lock:
+            session = self._session.engine.step(
+                self._session, answers, answered_by, principal, proof
+            )
+            self._session, self._turn = session, None
 
     def recorded_answers(self, answers: Mapping[str, Any]) -> dict[str, str | None]:
         """The answers ``step(answers)`` would record (normalised; None: given blank), without
@@ -250,6 +273,20 @@ class Migration:
     def migrated(self) -> bool:
         """True when the session now runs on the target flow."""
         return self.machine is not None
+
+
+def _first_turn_of(session: Session) -> Turn:
+    """``turn.turn_of``, its module (the pydantic models) imported when the first Turn is asked
+    for, then bound in its place: a command that reads only plain turns never imports pydantic
+    (issue 32), and a step pays no import statement for it (``instructions.step``)."""
+    global _turn_of
+    from preflight_fsm.turn import turn_of
+
+    _turn_of = turn_of
+    return turn_of(session)
+
+
+_turn_of: Callable[[Session], Turn] = _first_turn_of
 
 
 def _registry(flow: Flow | FlowData | FlowRegistry | None) -> FlowRegistry:

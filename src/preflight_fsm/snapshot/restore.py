@@ -1,4 +1,5 @@
-"""Reading and restoring a snapshot (C9, C10, C11): parse, check, replay, compare.
+"""Reading and restoring a snapshot through its model (C9, C10, C11): parse, check, replay,
+compare. The full path: ``fast.restore_session`` takes it for whatever its fast path leaves.
 
 Three guarantees, each from its own mechanism:
 - the **digest** (SHA-256 of the canonical JSON) catches corruption: anyone can recompute it;
@@ -19,7 +20,6 @@ from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotFlowMisma
 from preflight_fsm.flow_data import FlowData
 from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.session import Session
-from preflight_fsm.snapshot.fast import restored_json
 from preflight_fsm.snapshot.four_field import restore_four_field
 from preflight_fsm.snapshot.model import (
     MAX_SNAPSHOT_BYTES,
@@ -33,23 +33,7 @@ from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.snapshot.versions import upgraded
 from preflight_fsm.snapshot.write import derived_fields
 
-__all__ = ["check_derived", "parse_snapshot", "replay_snapshot", "restore_session"]
-
-
-def restore_session(
-    data: SessionSnapshot | str | bytes | dict[str, Any],
-    flows: FlowRegistry,
-    *,
-    require_digest: bool = False,
-    keys: SealKeys | None = None,
-) -> Session:
-    """:func:`parse_snapshot` then :func:`replay_snapshot`: the session ``data`` restores to, or the
-    InvalidSnapshot (InvalidSeal, ...) naming what is wrong (C9, C10, C11)."""
-    session = restored_json(data, flows, require_digest, keys)
-    if session is None:
-        parsed = parse_snapshot(data, flows, require_digest=require_digest, keys=keys)
-        session = replay_snapshot(parsed, flows)
-    return session
+__all__ = ["check_derived", "parse_snapshot", "replay_snapshot"]
 
 
 def parse_snapshot(
