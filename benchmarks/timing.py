@@ -14,7 +14,7 @@ import gc
 import os
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -25,7 +25,6 @@ __all__ = [
     "median_per_call",
     "paired",
     "process_cpu",
-    "side_by_side",
 ]
 
 T = TypeVar("T")
@@ -52,68 +51,47 @@ def median_per_call(fn: Callable[[], object], *, inner: int, rounds: int) -> flo
     return statistics.median(_round(fn, inner) for _ in range(rounds))
 
 
-def side_by_side(
-    contenders: Mapping[str, tuple[Callable[[], T], Callable[[T], object]]],
-    *,
-    inner: int,
-    rounds: int,
-) -> dict[str, float]:
-    """Median seconds per ``use(item)`` of each contender ``(make, use)``, in alternating rounds.
-
-    Every round makes ``inner`` fresh items per contender, untimed: each call gets inputs of its
-    own, as a service's sessions do (no string object or dict is shared between calls).
-    """
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for make, use in contenders.values():
-        use(make())
-    for i in range(rounds):
-        # Alternate who goes first, so neither always runs right after a collection.
-        order = list(contenders.items())
-        if i % 2:
-            order.reverse()
-        for name, (make, use) in order:
-            samples[name].append(_timed(make, use, inner))
-    return {name: statistics.median(values) for name, values in samples.items()}
-
-
 class Paired(NamedTuple):
     """Two contenders timed in neighbouring rounds: seconds per call of each, and their ratio."""
 
-    ours: float
-    theirs: float
+    numerator: float
+    denominator: float
     ratio: float
-    """The median of the rounds' ratios, ours over theirs."""
+    """The median of the rounds' ratios, numerator over denominator."""
 
 
 def paired(
-    ours: tuple[Callable[[], T], Callable[[T], object]],
-    theirs: tuple[Callable[[], U], Callable[[U], object]],
+    numerator: tuple[Callable[[], T], Callable[[T], object]],
+    denominator: tuple[Callable[[], U], Callable[[U], object]],
     *,
     inner: int,
     rounds: int,
 ) -> Paired:
-    """``ours`` against ``theirs`` (each ``(make, use)``), for a ratio figure (D312).
+    """``numerator`` against ``denominator`` (each ``(make, use)``), for a ratio figure (D312).
 
-    A round times ``inner`` fresh items of ours, and as many of theirs as take about as long
-    (``inner`` times the two's ratio per call, measured before the rounds), who goes first
-    alternating. Equal durations put the two under the same share of the machine's interruptions
-    (each leaves the caches cold for a while: a round that is short for the cheaper contender
-    would be hit less often, and its median would flatter it); the figure is the median of the
-    rounds' ratios, each of two neighbouring rounds, so a swing of the machine's speed cancels.
+    A round times ``inner`` fresh items of the numerator, and as many of the denominator as take
+    about as long (``inner`` times the two's ratio per call, measured before the rounds), who goes
+    first alternating. Equal durations put the two under the same share of the machine's
+    interruptions (each leaves the caches cold for a while: a round that is short for the cheaper
+    contender would be hit less often, and its median would flatter it); the figure is the median
+    of the rounds' ratios, each of two neighbouring rounds, so a swing of the machine's speed
+    cancels.
     """
-    ours[1](ours[0]())  # warm up: engines are built and caches filled outside the rounds
-    theirs[1](theirs[0]())
+    numerator[1](numerator[0]())  # warm up: engines are built and caches filled outside the rounds
+    denominator[1](denominator[0]())
     probe = max(1, inner // 4)
-    scale = statistics.median(_timed(*ours, probe) / _timed(*theirs, probe) for _ in range(5))
-    theirs_inner = max(1, round(inner * scale))
+    scale = statistics.median(
+        _timed(*numerator, probe) / _timed(*denominator, probe) for _ in range(5)
+    )
+    denominator_inner = max(1, round(inner * scale))
     samples: list[tuple[float, float]] = []
     for i in range(rounds):
         if i % 2:
-            b = _timed(*theirs, theirs_inner)
-            a = _timed(*ours, inner)
+            b = _timed(*denominator, denominator_inner)
+            a = _timed(*numerator, inner)
         else:
-            a = _timed(*ours, inner)
-            b = _timed(*theirs, theirs_inner)
+            a = _timed(*numerator, inner)
+            b = _timed(*denominator, denominator_inner)
         samples.append((a, b))
     return Paired(
         statistics.median(a for a, _ in samples),
