@@ -12,11 +12,18 @@ Authentication: a third process serves the same store behind a tokens file (``--
 clients send their bearer token. Its CPU per call against the unauthenticated process's is what
 authentication (and the ownership check on every call) costs.
 
-Scaling: two server processes on the same Redis, the clients split between them. The figure is
-``2 x`` (CPU per call of one process) / (CPU per call of the pair): the throughput two processes
-reach with a core each, against one. What could make it fall below 2 is work a second process
-adds to each call (compare-and-set conflicts, Redis round trips waiting on each other); the calls
-per second both reach here, on two cores shared with the clients and Redis, is noted beside it.
+Scaling: two server processes on the same Redis, the clients split between them, against two
+processes that each have a Redis of their own, the clients split the same way (D307). The figure
+is ``2 x`` (CPU per call of a process alone on its Redis) / (CPU per call of the pair on one
+Redis), the median of the rounds' ratios (the two phases are neighbours in time): the throughput
+two processes on one Redis reach with a core each, against twice one. What can make it fall below
+2 is work a process on a shared Redis adds to each call (compare-and-set conflicts, Redis round
+trips waiting on each other). The reference is not one process taking every client: a process's
+CPU per call falls as its calls in flight and its calls per second rise (its event loop serves
+more requests per wake-up; the echo tool's does too), and the clients, in one process on the same
+two cores, cannot give two processes twice the calls per second. Against one process with all the
+clients, the figure measured that (1.57-2.26 x over past runs), whatever the store did; that
+ratio is noted beside.
 """
 
 from __future__ import annotations
@@ -166,6 +173,7 @@ async def _measure(
                     per_call[name].append(used / calls)
                     rate[name].append(calls / elapsed)
     return {
+        "rounds": per_call,
         "cpu": {name: statistics.median(values) for name, values in per_call.items()},
         "rate": {name: statistics.median(values) for name, values in rate.items()},
     }
@@ -185,19 +193,31 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="preflight-fsm-http-bench-") as tmp:
         work = Path(tmp)
         token = add_token(work / "tokens.toml", "bench")
+        (work / "shared").mkdir()
+        (work / "apart").mkdir()
         with (
-            throwaway_redis(work) as redis_url,
+            throwaway_redis(work / "shared") as redis_url,
+            throwaway_redis(work / "apart") as own_redis_url,
             serving([*ours, redis_url], work) as (one, one_pid),
             serving([*ours, redis_url], work) as (two, two_pid),
+            serving([*ours, own_redis_url], work) as (alone, alone_pid),
             serving([*ours, redis_url, "--tokens", "tokens.toml"], work) as (authed, auth_pid),
             serving(echo, ROOT) as (floor, floor_pid),
         ):
             runner: Callable[[], Any] = lambda: _measure(  # noqa: E731
-                {"ours": [one], "echo": [floor], "pair": [one, two], "auth": [authed]},
+                # "pair" and "apart" are neighbours in either order: a round's two are compared
+                {
+                    "ours": [one],
+                    "echo": [floor],
+                    "pair": [one, two],
+                    "apart": [one, alone],
+                    "auth": [authed],
+                },
                 {
                     "ours": [one_pid],
                     "echo": [floor_pid],
                     "pair": [one_pid, two_pid],
+                    "apart": [one_pid, alone_pid],
                     "auth": [auth_pid],
                 },
                 clients,
@@ -208,7 +228,8 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
             measured = anyio.run(runner)
     cpu, rate = measured["cpu"], measured["rate"]
     ratio = cpu["ours"] / cpu["echo"]
-    scaling = 2 * cpu["ours"] / cpu["pair"]
+    pair, apart = measured["rounds"]["pair"], measured["rounds"]["apart"]
+    scaling = 2 * statistics.median(a / p for a, p in zip(apart, pair, strict=True))
     overhead = cpu["auth"] / cpu["ours"]
     return [
         Figure(
@@ -235,10 +256,13 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
             "mcp.http.scaling",
             scaling,
             "x",
-            target=f">= {SCALING_TARGET:.2f} (2 processes on one Redis / 1, by CPU per call)",
+            target=f">= {SCALING_TARGET:.2f} (2 processes on one Redis / 2 x 1 alone on its "
+            "Redis, by CPU per call, the same clients each)",
             ok=scaling >= SCALING_TARGET,
-            note=f"the pair's CPU per call {cpu['pair'] * 1e3:.3f} ms; "
-            f"{rate['pair']:,.0f} calls/s on these 2 shared cores",
+            note=f"the pair's CPU per call {cpu['pair'] * 1e3:.3f} ms, each alone "
+            f"{cpu['apart'] * 1e3:.3f} ms; {rate['pair']:,.0f} calls/s on these 2 shared cores; "
+            f"against one process taking all {clients} clients "
+            f"{2 * cpu['ours'] / cpu['pair']:.2f} x",
         ),
         Figure(
             "mcp.http.auth.server_cpu",

@@ -24,24 +24,25 @@ from preflight_fsm import ClarificationMachine
 from preflight_fsm import machine as machine_module
 from preflight_fsm import turn as turn_module
 from preflight_fsm.snapshot import fast as snapshot_fast
-from preflight_fsm.snapshot import model as snapshot_model
-from preflight_fsm.snapshot import restore as snapshot_restore
-from preflight_fsm.turn import Turn, turn_fields
+from preflight_fsm.snapshot import json_form as snapshot_json_form
+from preflight_fsm.turn import Turn
+from preflight_fsm.turn_data import turn_fields
 
 US = 1e6
 
 
 def _stdlib_canonical(content: Any) -> bytes:
     """The canonical JSON as the standard library writes it (the definition D21 names), of the
-    signed fields only, as ``snapshot.model.canonical`` writes them (D48)."""
-    plain = {name: content[name] for name in snapshot_model.SIGNED_FIELDS}
+    signed fields only, as ``snapshot.json_form.canonical`` writes them (D48)."""
+    plain = {name: content[name] for name in snapshot_json_form.SIGNED_FIELDS}
     plain["steps"] = list(content["steps"])
     return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _stdlib_signed_json(*values: Any) -> bytes:
-    """``snapshot.model.signed_json`` (the signed fields by position) by the standard library."""
-    return _stdlib_canonical(dict(zip(snapshot_model.SIGNED_FIELDS, values, strict=True)))
+    """``snapshot.json_form.signed_json`` (the signed fields by position) by the standard
+    library, sorting every key."""
+    return _stdlib_canonical(dict(zip(snapshot_json_form.SIGNED_FIELDS, values, strict=True)))
 
 
 @contextmanager
@@ -66,18 +67,18 @@ _RESTORE = ("snapshot.restore", "snapshot.restore_step")
 SHORTCUTS: dict[str, tuple[Callable[[], Any], tuple[str, ...]]] = {
     # D46: turns without a patch shared by the value of every field (a live session holds one).
     "turn cache (turn_of)": (
-        lambda: _replaced(machine_module, "turn_of", _unshared_turn),
+        lambda: _replaced(machine_module, "_turn_of", _unshared_turn),
         (*_SESSIONS, "step", "memory.live_session"),
     ),
     # Full snapshots in JSON text restored from the parsed JSON, without a SessionSnapshot.
     "restore from parsed JSON (restored_json)": (
-        lambda: _replaced(snapshot_restore, "restored_json", lambda *args: None),
+        lambda: _replaced(snapshot_fast, "restored_json", lambda *args: None),
         _RESTORE,
     ),
     # The digest's canonical JSON written by pydantic-core instead of json.dumps (``canonical``
     # reads a mapping and calls ``signed_json``; the fast restore calls it by position).
     "canonical JSON by pydantic-core (signed_json)": (
-        lambda: _replaced(snapshot_model, "signed_json", _stdlib_signed_json, snapshot_fast),
+        lambda: _replaced(snapshot_json_form, "signed_json", _stdlib_signed_json, snapshot_fast),
         ("snapshot.to_json", *_RESTORE),
     ),
 }

@@ -21,7 +21,7 @@ from benchmarks.report import Figure
 from benchmarks.timing import median_per_call
 from preflight_fsm import ClarificationMachine, default_flow
 from preflight_fsm.decision_record import decision_document
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.passkeys import proof_of, signing_challenge, step_challenge, verify_assertion
 from preflight_fsm.people import People
 from preflight_fsm.verify import verify_text

@@ -317,18 +317,29 @@ def test_an_unclean_principal_is_refused_and_records_nothing() -> None:
     assert before == machine.snapshot()
 
 
-def test_principals_proofs_and_owner_survive_a_round_trip_on_both_paths() -> None:
-    """C9: restored by replay, fast or full, the provenance is as recorded."""
-    original = signed()
+def test_principals_and_owner_survive_a_round_trip_on_the_fast_path() -> None:
+    """C9: restored by the fast path, a session with principals but no proof keeps them."""
+    original = ClarificationMachine("Add OAuth login", owner="alice")
+    original.step({"auth_strategy": "OAuth"}, "agent", principal="ci-bot")
     text = original.snapshot().model_dump_json()
     session = snapshot_fast.restored_json(text, REGISTRY, True, None)
     assert session is not None
+    assert (("ci-bot",), (None,), "alice") == (session.principals, session.proofs, session.owner)
+
+
+def test_a_snapshot_with_a_passkey_proof_takes_the_full_path() -> None:
+    """Issue 32: the fast path never validates a proof (its model is pydantic's); the full path
+    restores it, with the provenance as recorded."""
+    original = signed()
+    text = original.snapshot().model_dump_json()
+    assert snapshot_fast.restored_json(text, REGISTRY, True, None) is None
+    restored = ClarificationMachine.from_snapshot(text)
     assert (("ci-bot", "alice"), (None, PROOF), "alice") == (
-        session.principals,
-        session.proofs,
-        session.owner,
+        restored.principals,
+        restored.proofs,
+        restored.owner,
     )
-    assert original.snapshot() == ClarificationMachine.from_snapshot(text).snapshot()
+    assert original.snapshot() == restored.snapshot()
 
 
 @pytest.mark.parametrize(

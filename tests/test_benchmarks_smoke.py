@@ -69,6 +69,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.stdio.ours.p99",
         "mcp.stdio.ratio",
         "mcp.stdio.ours.server_cpu",
+        "mcp.stdio.ours.client_cpu",
         "mcp.stdio.preflights.p50",
         "mcp.stdio.preflights.ratio",
     ),
@@ -178,19 +179,22 @@ def test_the_shortcuts_benchmark_switches_each_shortcut_off_and_back_on() -> Non
     leaves the engine as it found it."""
     from benchmarks import shortcuts
 
-    from preflight_fsm.snapshot import fast, model, restore, write
+    from preflight_fsm import machine
+    from preflight_fsm.snapshot import fast, json_form, write
 
     def bound() -> tuple[object, ...]:
         # What each shortcut replaces, in every module that imported it by name.
         names = (
-            (model, "signed_json"),
+            (json_form, "signed_json"),
             (fast, "signed_json"),
-            (model, "canonical"),
+            (json_form, "canonical"),
             (write, "canonical"),
-            (restore, "restored_json"),
+            (fast, "restored_json"),
+            (machine, "_turn_of"),
         )
         return tuple(getattr(m, n) for m, n in names)
 
+    _ = machine.ClarificationMachine("Add OAuth login").turn  # _turn_of binds turn.turn_of
     kept = bound()
     results = shortcuts.measure(inner=2, rounds=1, live=200)
     assert {name: figures for name, (_, figures) in shortcuts.SHORTCUTS.items()} == {

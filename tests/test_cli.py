@@ -121,22 +121,39 @@ def test_help_and_version_import_neither_the_engine_nor_optional_libraries(
     assert [] == _within(imported, (*NEVER, *ENGINE, "importlib.metadata"))
 
 
+# The public models (C8) and what they are built on: start and answer on the default flow, a
+# SQLite store and no passkey run on plain data and build none (issue 32, D308, D309).
+MODELS = (
+    "pydantic",
+    "pydantic_core",
+    "preflight_fsm.flow",
+    "preflight_fsm.turn",
+    "preflight_fsm.patch",
+    "preflight_fsm.proof",
+    "preflight_fsm.snapshot.model",
+)
+
+
 def test_start_imports_only_the_engine_and_its_store(tmp_path: Path) -> None:
-    """start of an ASCII intention loads the engine and SQLite, nothing of NEVER."""
+    """start of an ASCII intention loads the engine and SQLite, nothing of NEVER, no model and
+    no pydantic module."""
     imported = _imported(tmp_path, "start", "Add OAuth login", "--store", "s.sqlite3")
-    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"]) == (
+    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"], []) == (
         _within(imported, NEVER),
         _within(imported, ("preflight_fsm.machine", "preflight_fsm.store.sqlite")),
+        _within(imported, MODELS),
     )
 
 
 def test_answer_imports_only_the_engine_and_its_store(tmp_path: Path) -> None:
-    """answer of ASCII answers loads the engine and SQLite, nothing of NEVER."""
+    """answer of ASCII answers, to the decision, loads the engine and SQLite, nothing of NEVER,
+    no model and no pydantic module."""
     session_id = _started(tmp_path, "s.sqlite3")
     imported = _imported(tmp_path, "answer", session_id, "auth_strategy=1", "--store", "s.sqlite3")
-    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"]) == (
+    assert ([], ["preflight_fsm.machine", "preflight_fsm.store.sqlite"], []) == (
         _within(imported, NEVER),
         _within(imported, ("preflight_fsm.machine", "preflight_fsm.store.sqlite")),
+        _within(imported, MODELS),
     )
 
 

@@ -10,7 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from preflight_fsm import ClarificationMachine, InvalidFlow, default_flow, load_flow
-from preflight_fsm.flow import Flow, FlowRegistry, flow_from_data
+from preflight_fsm.flow import Flow, flow_from_data
+from preflight_fsm.flow_data import DEFAULT_FLOW_FILE
+from preflight_fsm.flow_registry import FlowRegistry
 
 SPEC_QUESTIONS = {
     # category: (question id, text, options, field, hint, secondary)
@@ -355,13 +357,13 @@ def test_the_default_flow_registers_the_versions_kept_in_default_versions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flow file in `flows/default.versions/` is registered beside the default flow (C10)."""
-    import preflight_fsm.flow as flow_module
+    import preflight_fsm.flow_registry as registry_module
 
-    (tmp_path / "default.toml").write_text(flow_module.DEFAULT_FLOW_FILE.read_text())
+    (tmp_path / "default.toml").write_text(DEFAULT_FLOW_FILE.read_text())
     (tmp_path / "default.versions").mkdir()
     (tmp_path / "default.versions" / "1.toml").write_text(PAYMENTS)
-    monkeypatch.setattr(flow_module, "DEFAULT_FLOW_FILE", tmp_path / "default.toml")
-    registry = flow_module.default_registry.__wrapped__()
+    monkeypatch.setattr(registry_module, "DEFAULT_FLOW_FILE", tmp_path / "default.toml")
+    registry = registry_module.default_registry.__wrapped__()
     assert load_flow(tmp_path / "default.versions" / "1.toml") == registry.get(
         load_flow(tmp_path / "default.versions" / "1.toml").fingerprint
     )

@@ -20,7 +20,7 @@ from preflights.adapters.simple_file_context import SimpleFileContextBuilder
 
 from preflight_fsm import default_flow
 from preflight_fsm.decision_record import HEADING, split
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.integrations.preflights import FsmLLMAdapter
 from preflight_fsm.integrations.preflights.application import (
     AWAITING_ANSWER,

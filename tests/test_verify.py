@@ -19,7 +19,7 @@ from preflight_fsm import ClarificationMachine, default_flow
 from preflight_fsm.attestation import Statement, parse_statement, replayed
 from preflight_fsm.cli import app
 from preflight_fsm.decision_record import compose, decision_document, section, split
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.passkeys import proof_of, step_challenge
 from preflight_fsm.people import People
 from preflight_fsm.verify import EXIT_CODES, Requirement, Verdict, verify_text

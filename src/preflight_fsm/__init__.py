@@ -27,10 +27,10 @@ if TYPE_CHECKING:  # the public names as mypy reads them (`X as X`: re-exported)
     from preflight_fsm.errors import SnapshotFlowMismatch as SnapshotFlowMismatch
     from preflight_fsm.errors import SnapshotVersionError as SnapshotVersionError
     from preflight_fsm.flow import Flow as Flow
-    from preflight_fsm.flow import FlowRegistry as FlowRegistry
     from preflight_fsm.flow import default_flow as default_flow
     from preflight_fsm.flow import load_flow as load_flow
-    from preflight_fsm.flow import load_registry as load_registry
+    from preflight_fsm.flow_registry import FlowRegistry as FlowRegistry
+    from preflight_fsm.flow_registry import load_registry as load_registry
     from preflight_fsm.machine import ClarificationMachine as ClarificationMachine
     from preflight_fsm.machine import Migration as Migration
     from preflight_fsm.migration import Divergence as Divergence
@@ -56,7 +56,7 @@ _HOMES: dict[str, str] = {
     "Divergence": "migration",
     "Edge": "table",
     "Flow": "flow",
-    "FlowRegistry": "flow",
+    "FlowRegistry": "flow_registry",
     "InvalidAnswers": "errors",
     "InvalidFlow": "errors",
     "InvalidIntention": "errors",
@@ -77,7 +77,7 @@ _HOMES: dict[str, str] = {
     "Turn": "turn",
     "default_flow": "flow",
     "load_flow": "flow",
-    "load_registry": "flow",
+    "load_registry": "flow_registry",
     "transition_table": "table",
 }
 """Public name -> its module under ``preflight_fsm``, imported on first use; the same names as

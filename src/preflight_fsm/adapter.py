@@ -9,12 +9,13 @@ from typing import Any
 from preflight_fsm.contract import within_schema
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidIntention, InvalidSnapshot, PreflightFsmError
-from preflight_fsm.flow import Flow, FlowRegistry, default_flow
+from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.patch import DecisionPatch
 from preflight_fsm.snapshot import SessionSnapshot, parse_snapshot
 from preflight_fsm.states import ASKING_CATEGORY
-from preflight_fsm.turn import LLMResponse
+from preflight_fsm.turn import LLMResponse, questions_of
 
 __all__ = ["MockLLMAdapter"]
 
@@ -68,7 +69,7 @@ class MockLLMAdapter:
             _log.warning("intention refused, asking its category: %s", exc)
             engine = engine_for(self._flow)
             return LLMResponse(
-                questions=engine.questions(ASKING_CATEGORY),
+                questions=questions_of(engine.questions(ASKING_CATEGORY)),
                 missing_info=(engine.category_qid,),
                 decision_hint=self._flow.other_category.hint,
                 progress=0.0,

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from preflight_fsm.errors import InvalidAnswers
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow_data import OTHER_SUFFIX
 from preflight_fsm.principal import check_principal
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import Decided
 
 if TYPE_CHECKING:
+    from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.session import Session
 
 __all__ = [
@@ -106,7 +106,7 @@ def check_provenance(answered_by: object, principal: object, proof: object) -> N
     a signed step always carries its proof, and only a signed step does."""
     check_answered_by(answered_by)
     check_principal(principal)
-    if proof is not None and type(proof) is not PasskeyProof:
+    if proof is not None and type(proof) is not _passkey_proof():
         raise InvalidAnswers.of_field(
             "proof", proof, "is not a PasskeyProof", "a PasskeyProof, or null"
         )
@@ -124,6 +124,14 @@ def check_provenance(answered_by: object, principal: object, proof: object) -> N
             f"is given for a {answered_by} step; only a {SIGNED} step has one",
             f"answered_by {SIGNED!r} with the proof, or no proof",
         )
+
+
+def _passkey_proof() -> type[PasskeyProof]:
+    # The proof's model, imported only when a step carries a proof: an unsigned step (every
+    # command-line step) never imports pydantic (issue 32).
+    from preflight_fsm.proof import PasskeyProof
+
+    return PasskeyProof
 
 
 Source = AnsweredBy | Literal["intention"]

@@ -8,11 +8,14 @@ changed nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight_fsm import text as _text
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Flow
+from preflight_fsm.flow_data import OTHER_OPTION, OTHER_SUFFIX, FlowData
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
 
 __all__ = ["AnswerRules", "Merge", "described"]
 
@@ -41,7 +44,7 @@ class AnswerRules:
         "requirement",
     )
 
-    def __init__(self, flow: Flow) -> None:
+    def __init__(self, flow: FlowData) -> None:
         # C2: the canonical value, whatever label the flow shows; the label is accepted as it.
         self.other = OTHER_OPTION
         label = flow.other_option
@@ -311,7 +314,7 @@ class AnswerRules:
         }
 
 
-def described(flow: Flow, answers: Mapping[str, Any]) -> dict[str, Any]:
+def described(flow: Flow | FlowData, answers: Mapping[str, Any]) -> dict[str, Any]:
     """``answers`` with the text typed for a custom category also as the Other description.
 
     For the front ends (chat, pf, Preflights' tools; docs/decisions.md): an Other decision is

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.errors import PreflightFsmError
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.snapshot.model import MAX_STEPS, MAX_TEXT, MAX_VALUE

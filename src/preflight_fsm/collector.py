@@ -1,6 +1,6 @@
-"""The garbage collector's settings: one home for both, each a figure in docs/performance.md.
+"""The garbage collector's setting for one-shot commands, a figure in docs/performance.md.
 
-A process of ours is one of two kinds, and the collector is set for each once:
+A process of ours is one of two kinds:
 
 - a **one-shot command** (``start``, ``answer``, ``show``, ``list``, ``delete``, ``--help``,
   ``--version``) ends milliseconds after its imports, and those imports build some 200,000
@@ -9,12 +9,13 @@ A process of ours is one of two kinds, and the collector is set for each once:
   and freezes its objects (``gc.freeze``) when it ends, so that the collections the interpreter
   runs while it shuts down skip them too (they were up to a fifth of the command; D164).
   ``__main__`` enters :func:`collector_settled` before typer, pydantic and the engine are imported.
-- a **server** (``mcp`` over stdio or HTTP) runs for hours: :func:`settle_collector_for_serving`,
-  called by ``mcp.server.serve`` once the server is built, before it serves (D304).
+- every other command, servers included (``mcp`` over stdio or HTTP, ``chat``, ``pf``, ...),
+  keeps the interpreter's settings. A server's freeze and rarer collections (D304) paid 6 % of
+  its CPU per call over HTTP and nothing over stdio when measured again, under the 10 % a switch
+  must pay (D310).
 
-Every other command (``chat``, ``pf``, ...) keeps the interpreter's settings. Each stays only
-while ``make bench`` shows it paying at least 10 % (``benchmarks/cli_shortcuts.py``,
-``benchmarks/mcp_http_shortcuts.py``).
+The switch stays only while ``make bench`` shows it paying at least 10 %
+(``benchmarks/cli_shortcuts.py``).
 """
 
 from __future__ import annotations
@@ -22,16 +23,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Final
 
-__all__ = ["ONE_SHOT", "SERVING_THRESHOLD", "collector_settled", "settle_collector_for_serving"]
+__all__ = ["ONE_SHOT", "collector_settled"]
 
 ONE_SHOT = frozenset({"start", "answer", "show", "list", "delete", "--help", "--version"})
 """What ``preflight-fsm`` is given first for a command that ends right after its work."""
-
-SERVING_THRESHOLD: Final = 10_000
-"""Container allocations between two collections of the youngest generation while serving
-(the interpreter's default is 700)."""
 
 
 @contextmanager
@@ -46,19 +42,3 @@ def collector_settled(first: str) -> Iterator[None]:
     finally:
         if one_shot:
             gc.freeze()  # the process exits next: nothing left to collect is worth scanning
-
-
-def settle_collector_for_serving() -> None:
-    """Set the garbage collector for a server that runs for hours (D304).
-
-    What the start built (the imports, the SDK's models, the compiled flow, the server) lives as
-    long as the process: it is frozen, out of the collector's reach, where each full collection
-    scanned its 120,000 objects for nothing. A call allocates thousands of short-lived objects,
-    nearly all freed by their reference counts: the youngest generation is collected every
-    10,000 allocations instead of 700, each collection scanning about the same live objects
-    (the calls in flight). Together about 12 % of a call's server CPU over HTTP was the
-    collector's; now 2 % (docs/performance.md). Cyclic garbage made while serving is collected
-    as before, a little later.
-    """
-    gc.freeze()
-    gc.set_threshold(SERVING_THRESHOLD)

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight_fsm.answered_by import SIGNED, SOURCES, AnsweredBy, check_provenance
 from preflight_fsm.answers import AnswerRules
 from preflight_fsm.errors import SessionFinished
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, Category, Flow, Hint, other_text_question
+from preflight_fsm.flow_data import (
+    OTHER_OPTION,
+    OTHER_SUFFIX,
+    CategoryData,
+    FlowData,
+    Hint,
+    other_text_question,
+)
 from preflight_fsm.guards import EFFECTS, GUARDS, pending_key
 from preflight_fsm.keywords import KeywordIndex
 from preflight_fsm.principal import check_principal
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import (
     DONE,
@@ -35,7 +41,12 @@ from preflight_fsm.states import (
 from preflight_fsm.table import Edge, edges_for
 from preflight_fsm.text import match_key
 from preflight_fsm.trigger import SharedMachine
-from preflight_fsm.turn import Question, Turn
+from preflight_fsm.turn_data import QuestionData
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
+    from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.turn import Turn
 
 __all__ = ["Engine", "engine_for"]
 
@@ -58,15 +69,17 @@ class _Recorder:
 
 
 class Engine:
-    """Everything compiled once per flow: the shared machine, the rules, the static questions."""
+    """Everything compiled once per flow, from its plain form: the shared machine, the rules,
+    the static questions. The flow's model (:attr:`flow`) is built only when asked for."""
 
-    def __init__(self, flow: Flow) -> None:
-        self.flow = flow
+    def __init__(self, flow: FlowData) -> None:
+        self.flow_data = flow
+        self._model: Flow | None = None
         self.rules = AnswerRules(flow)
         self.keywords = KeywordIndex({c.name: c.keywords for c in flow.categories})
         self.category_qid = flow.category_question.id
         self.category_companion = self.category_qid + OTHER_SUFFIX
-        self.categories: dict[str, Category] = {c.name: c for c in flow.categories}
+        self.categories: dict[str, CategoryData] = {c.name: c for c in flow.categories}
         self.other_category_name = flow.other_category.name
         # C7: the hint of each position's category, the Other category's while none is known.
         other_hint = flow.other_category.hint
@@ -110,6 +123,17 @@ class Engine:
         self._asked_after: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
         self.turns: dict[tuple[object, ...], Turn] = {}  # turn.py's, by every field's value
 
+    @property
+    def flow(self) -> Flow:
+        """The flow's model (the public type, C8), built on first ask: running sessions never
+        needs it, so a command on the default flow builds none (issue 32)."""
+        model = self._model
+        if model is None:
+            from preflight_fsm.flow import flow_model
+
+            model = self._model = flow_model(self.flow_data)
+        return model
+
     # -- C6: naming a category ----------------------------------------------------------------
 
     def category_named(self, text: str) -> str | None:
@@ -119,14 +143,16 @@ class Engine:
 
     # -- C2: the questions of each position, built once -----------------------------------------
 
-    def _build_questions(self) -> dict[tuple[type, str | None], tuple[Question, ...]]:
-        flow = self.flow
+    def _build_questions(self) -> dict[tuple[type, str | None], tuple[QuestionData, ...]]:
+        flow = self.flow_data
         other = OTHER_OPTION  # C2: the canonical value; a person sees flow.other_option (cli)
 
-        def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[Question, ...]:
+        def choice(qid: str, text: str, options: tuple[str, ...]) -> tuple[QuestionData, ...]:
             return (
-                Question(id=qid, type="single_choice", question=text, options=(*options, other)),
-                Question(
+                QuestionData(
+                    id=qid, type="single_choice", question=text, options=(*options, other)
+                ),
+                QuestionData(
                     id=qid + OTHER_SUFFIX,
                     type="free_text",
                     question=other_text_question(text),
@@ -136,15 +162,15 @@ class Engine:
                 ),
             )
 
-        def alone(qid: str, text: str) -> tuple[Question, ...]:
+        def alone(qid: str, text: str) -> tuple[QuestionData, ...]:
             return (
-                Question(
+                QuestionData(
                     id=qid + OTHER_SUFFIX, type="free_text", question=other_text_question(text)
                 ),
             )
 
         cq = flow.category_question
-        table: dict[tuple[type, str | None], tuple[Question, ...]] = {
+        table: dict[tuple[type, str | None], tuple[QuestionData, ...]] = {
             (AskingCategory, None): choice(cq.id, cq.text, tuple(self.categories)),
             (AwaitingText, None): alone(cq.id, cq.text),
         }
@@ -154,7 +180,7 @@ class Engine:
             table[(AwaitingText, c.name)] = alone(q.id, q.text)
         return table
 
-    def questions(self, position: Position) -> tuple[Question, ...]:
+    def questions(self, position: Position) -> tuple[QuestionData, ...]:
         """What a position asks: nothing once the session has ended."""
         return self._questions.get((type(position), position.category), ())
 
@@ -223,14 +249,22 @@ _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def engine_for(flow: Flow) -> Engine:
-    """The one engine (and shared machine) of ``flow``, built on first use: one per content
-    (its questions show their wording, which the replay fingerprint leaves out)."""
-    key = flow.content_fingerprint
+def engine_for(flow: Flow | FlowData) -> Engine:
+    """The one engine (and shared machine) of ``flow`` (a model or its plain form), built on
+    first use: one per content (its questions show their wording, which the replay fingerprint
+    leaves out)."""
+    model: Flow | None = None
+    if isinstance(flow, FlowData):
+        data = flow
+    else:
+        data, model = flow.plain, flow
+    key = data.content_fingerprint
     engine = _ENGINES.get(key)
     if engine is None:
         with _ENGINES_LOCK:
             engine = _ENGINES.get(key)
             if engine is None:
-                engine = _ENGINES[key] = Engine(flow)
+                engine = _ENGINES[key] = Engine(data)
+    if model is not None and engine._model is None:  # the model given: the one it answers with
+        engine._model = model
     return engine

@@ -1,22 +1,41 @@
-"""The clarification flow as frozen data: categories, questions, keywords, limits (C2, C4, C5).
+"""The clarification flow as frozen, validated data: categories, questions, keywords, limits
+(C2, C4, C5).
 
-The `transitions` wiring in ``machine.py`` reads a :class:`Flow`; nothing here runs a session.
-A flow is either :func:`default_flow` (the spec's tables) or loaded from TOML by :func:`load_flow`.
+A flow is either :func:`default_flow` (the spec's tables) or loaded from TOML by :func:`load_flow`;
+nothing here runs a session. The engine runs on a flow's plain form (:attr:`Flow.plain`,
+``flow_data.py``), so the command path, which runs the default flow, never builds these models.
 """
 
 from __future__ import annotations
 
-import hashlib
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from preflight_fsm.bounded import Unreadable, read_bounded
 from preflight_fsm.errors import InvalidFlow
+from preflight_fsm.flow_data import (
+    DEFAULT_FLOW,
+    DEFAULT_FLOW_FILE,
+    HINTS,
+    OTHER_OPTION,
+    OTHER_SUFFIX,
+    PLACEHOLDERS,
+    CategoryData,
+    CategoryQuestionData,
+    ChoiceQuestionData,
+    FlowData,
+    Hint,
+    LimitsData,
+    OtherCategoryData,
+    SecondaryFieldData,
+    other_text_question,
+    plain_dict,
+)
 from preflight_fsm.sizes import MAX_SNAPSHOT_BYTES, MAX_TEXT, MAX_VALUE, worst_snapshot_bytes
 from preflight_fsm.text import match_key, refused
 
@@ -29,37 +48,19 @@ __all__ = [
     "CategoryQuestion",
     "ChoiceQuestion",
     "Flow",
-    "FlowRegistry",
     "Hint",
     "Limits",
     "OtherCategory",
     "SecondaryField",
     "default_flow",
-    "default_registry",
+    "flow_model",
     "load_flow",
-    "load_registry",
     "other_text_question",
 ]
 
 MAX_FLOW_FILE_BYTES: Final = 1024 * 1024
 """A flow file is read up to this size (the default flow is about 6 KB); a larger one is refused."""
 
-OTHER_OPTION: Final = "Other (specify)"
-"""The canonical "Other (specify)" (C2): the value every question lists, answers record and
-snapshots keep, whatever label a flow's ``other_option`` shows a person."""
-
-OTHER_SUFFIX = "__other"
-"""Suffix of the free-text companion of a choice question (``auth_strategy__other``)."""
-
-
-def other_text_question(question: str) -> str:
-    """What the companion asks after "Other (specify)" (C2): ``Please specify (<question>):``."""
-    return f"Please specify ({question}):"
-
-
-Hint = Literal["task", "adr", "unsure"]
-HINTS: Final[tuple[Hint, ...]] = get_args(Hint)
-"""The decision hints (C7), in the order the contract lists them."""
 _ID = r"^[a-z][a-z0-9_]*$"
 
 
@@ -93,52 +94,49 @@ class Category(_Frozen):
     keywords: tuple[str, ...] = ()
 
 
+# The defaults are flow_data.py's: each model mirrors its plain form, defaults included.
+_CATEGORY_QUESTION: Final = CategoryQuestionData()
+_OTHER_CATEGORY: Final = OtherCategoryData()
+_LIMITS: Final = LimitsData()
+_FLOW: Final = FlowData()
+
+
 class CategoryQuestion(_Frozen):
     """The phase-1 question; its options are the category names, in flow order."""
 
-    id: str = Field(default="change_category", pattern=_ID)
-    text: str = Field(default="What type of change is this?", min_length=1)
+    id: str = Field(default=_CATEGORY_QUESTION.id, pattern=_ID)
+    text: str = Field(default=_CATEGORY_QUESTION.text, min_length=1)
 
 
 class OtherCategory(_Frozen):
     """Where a custom category text that names no known category ends up (C6)."""
 
-    name: str = Field(default="Other", min_length=1)
-    description_id: str = Field(default="description", pattern=_ID)
-    field: str = Field(default="Description", min_length=1)
-    hint: Hint = "unsure"
+    name: str = Field(default=_OTHER_CATEGORY.name, min_length=1)
+    description_id: str = Field(default=_OTHER_CATEGORY.description_id, pattern=_ID)
+    field: str = Field(default=_OTHER_CATEGORY.field, min_length=1)
+    hint: Hint = _OTHER_CATEGORY.hint
 
 
 class Limits(_Frozen):
     """Input limits (C5) and the turn budget (C3)."""
 
-    max_turns: int = Field(default=3, ge=3, le=10)
+    max_turns: int = Field(default=_LIMITS.max_turns, ge=3, le=10)
     # At most what a snapshot holds (sizes.py's MAX_VALUE), checked by Flow.
-    max_intention_chars: int = Field(default=2000, ge=1)
-    max_answer_chars: int = Field(default=500, ge=1)
-    max_answers_per_step: int = Field(default=32, ge=1, le=1_000)
-
-
-_WORDING: Final[dict[str, Any]] = {
-    "category_question": {"text": True},
-    "categories": {"__all__": {"question": {"text": True}}},
-}
-"""What a person reads but replay never compares: the questions' wording, left out of
-:attr:`Flow.fingerprint` (D261)."""
-
-_PLACEHOLDERS = ("tbd", "todo", "tba", "n/a", "na", "null", "unknown", "?", "-", "...", "…")
+    max_intention_chars: int = Field(default=_LIMITS.max_intention_chars, ge=1)
+    max_answer_chars: int = Field(default=_LIMITS.max_answer_chars, ge=1)
+    max_answers_per_step: int = Field(default=_LIMITS.max_answers_per_step, ge=1, le=1_000)
 
 
 class Flow(_Frozen):
     """A complete clarification flow. Checked when built: ids are unique, names do not clash."""
 
-    name: str = Field(default="default", min_length=1)
-    other_option: str = Field(default=OTHER_OPTION, min_length=1)
+    name: str = Field(default=_FLOW.name, min_length=1)
+    other_option: str = Field(default=_FLOW.other_option, min_length=1)
     """The label a person sees for "Other (specify)"; its value stays OTHER_OPTION (C2)."""
     category_question: CategoryQuestion = CategoryQuestion()
     other_category: OtherCategory = OtherCategory()
     categories: tuple[Category, ...] = ()
-    placeholders: tuple[str, ...] = _PLACEHOLDERS
+    placeholders: tuple[str, ...] = PLACEHOLDERS
     limits: Limits = Limits()
 
     @model_validator(mode="after")
@@ -269,37 +267,45 @@ class Flow(_Frozen):
         ]
 
     @cached_property
+    def plain(self) -> FlowData:
+        """The flow as plain data (``flow_data.py``): what its engine runs on, field for field
+        this model's values."""
+        return _plain_of(self, FlowData)  # type: ignore[no-any-return]
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Flow:
+        """A copy (pydantic's), which computes its own :attr:`plain` form: a copy with other
+        fields must not run on this flow's engine."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("plain", None)
+        return copied
+
+    @property
     def fingerprint(self) -> str:
         """A short, stable digest of what replaying a session on the flow depends on (C9, C10,
         D261): its name, ids, category names, options, fields, hints, keywords, placeholders,
         the "Other (specify)" label (answers that name it are taken as Other) and limits; not
         the wording of its questions. Snapshots, attestations and passkey challenges carry it,
-        so rewording a question keeps every session running."""
-        replayed = self.model_dump_json(exclude=_WORDING)
-        return hashlib.sha256(b"replay\0" + replayed.encode()).hexdigest()[:16]
+        so rewording a question keeps every session running. Computed from :attr:`plain`."""
+        return self.plain.fingerprint
 
-    @cached_property
+    @property
     def content_fingerprint(self) -> str:
         """A digest of the flow's whole content, wording included: the fingerprint sessions,
         seals, passkey challenges and decision records made before D261 carry (a registry
         answers to it too), and the key of the flow's engine, whose questions show the
-        wording."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        wording. Computed from :attr:`plain`."""
+        return self.plain.content_fingerprint
 
     @property
     def fingerprints(self) -> tuple[str, str]:
         """Every fingerprint the flow answers to: :attr:`fingerprint`, then the legacy
         :attr:`content_fingerprint`."""
-        return self.fingerprint, self.content_fingerprint
+        return self.plain.fingerprints
 
-    @cached_property
+    @property
     def answer_ids(self) -> frozenset[str]:
         """Every answer id the flow reads: its questions, their companions, volunteered fields."""
-        choices = [self.category_question.id] + [c.question.id for c in self.categories]
-        ids = set(choices) | {f"{qid}{OTHER_SUFFIX}" for qid in choices}
-        ids.add(self.other_category.description_id)
-        ids.update(s.id for c in self.categories for s in c.secondary)
-        return frozenset(ids)
+        return self.plain.answer_ids
 
     def category(self, name: str) -> Category | None:
         """The category called ``name`` (exact name), or None."""
@@ -309,14 +315,41 @@ class Flow(_Frozen):
         return None
 
 
-DEFAULT_FLOW_FILE: Final = Path(__file__).with_name("flows") / "default.toml"
-"""The shipped default flow: a complete, commented example of the flow file format."""
-
-
 @cache
 def default_flow() -> Flow:
-    """The spec's flow (spec §3 to §9) as C2 and C4 refine it. Always the same object."""
-    return load_flow(DEFAULT_FLOW_FILE)
+    """The spec's flow (spec §3 to §9) as C2 and C4 refine it: ``flow_data.DEFAULT_FLOW``
+    validated into its model. Always the same object."""
+    return Flow.model_validate(plain_dict(DEFAULT_FLOW))
+
+
+def flow_model(data: FlowData) -> Flow:
+    """The model of a flow's plain form: :func:`default_flow` for the default flow, else
+    ``data`` validated (it is the plain form of a valid flow, so this never raises)."""
+    if data is DEFAULT_FLOW:
+        return default_flow()
+    return Flow.model_validate(plain_dict(data))
+
+
+_PLAIN_FORMS: Final[dict[type[BaseModel], type[tuple[Any, ...]]]] = {
+    ChoiceQuestion: ChoiceQuestionData,
+    SecondaryField: SecondaryFieldData,
+    Category: CategoryData,
+    CategoryQuestion: CategoryQuestionData,
+    OtherCategory: OtherCategoryData,
+    Limits: LimitsData,
+    Flow: FlowData,
+}
+"""Each model of a flow and the named tuple of ``flow_data.py`` that mirrors it."""
+
+
+def _plain_of(value: Any, kind: type[tuple[Any, ...]] | None = None) -> Any:
+    """A model (of ``kind``'s plain form) or a tuple of models as plain data, recursively."""
+    if isinstance(value, BaseModel):
+        plain = kind or _PLAIN_FORMS[type(value)]
+        return plain(*(_plain_of(getattr(value, name)) for name in plain._fields))  # type: ignore[attr-defined]
+    if isinstance(value, tuple):
+        return tuple(_plain_of(v) for v in value)
+    return value
 
 
 def load_flow(path: str | Path) -> Flow:
@@ -340,7 +373,7 @@ def load_flow(path: str | Path) -> Flow:
 def flow_from_data(data: dict[str, Any], *, source: str = "flow") -> Flow:
     """Build a flow from plain data (as parsed from TOML), refusing unknown keys by name."""
     if "categories" not in data:
-        data = {**data, "categories": [c.model_dump() for c in default_flow().categories]}
+        data = {**data, "categories": plain_dict(DEFAULT_FLOW)["categories"]}
     try:
         return Flow.model_validate(data)
     except ValidationError as exc:
@@ -388,91 +421,3 @@ def _flow_keys(model: type[BaseModel], seen: frozenset[type] = frozenset()) -> s
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
-
-
-# -- flow versions (C10) --------------------------------------------------------------------------
-
-
-class FlowRegistry:
-    """The current flow and the earlier ones sessions may still run on, by fingerprint (C10).
-
-    New sessions start on ``current``; a restored session steps on the flow it started on.
-    """
-
-    __slots__ = ("_by_fingerprint", "_flows", "current")
-
-    def __init__(self, current: Flow, earlier: Iterable[Flow] = ()) -> None:
-        self.current = current
-        flows = (*earlier, current)
-        # The legacy content fingerprints first: a flow's own fingerprint wins, the current
-        # flow's over an earlier version's that only words its questions otherwise (D261).
-        self._by_fingerprint = {flow.content_fingerprint: flow for flow in flows}
-        self._by_fingerprint.update((flow.fingerprint, flow) for flow in flows)
-        self._flows = {flow.content_fingerprint: flow for flow in flows}
-
-    def get(self, fingerprint: str) -> Flow | None:
-        """The registered flow with this fingerprint (or legacy content fingerprint), or
-        None. Versions that differ only in their questions' wording share a fingerprint: the
-        current one, else the last kept, answers to it."""
-        return self._by_fingerprint.get(fingerprint)
-
-    def aliases(self, fingerprint: str) -> tuple[str, ...]:
-        """Every fingerprint that names the same replay as ``fingerprint``: the flow's own and
-        the legacy content fingerprints of each registered version that words it otherwise
-        (a passkey signed any of them for the same steps, D261). Empty when not registered."""
-        flow = self.get(fingerprint)
-        if flow is None:
-            return ()
-        same = [f.content_fingerprint for f in self if f.fingerprint == flow.fingerprint]
-        return tuple(dict.fromkeys((flow.fingerprint, *same)))
-
-    def unregistered(self, fingerprint: str, name: str | None = None) -> str:
-        """Why a session on ``fingerprint`` (of the flow called ``name``, when known) cannot run
-        here, and what to do: the one wording of it, wherever a session is refused (C10)."""
-        named = f"flow {name!r}" if name else "flow"
-        return (
-            f"the session runs on the {named} with fingerprint {fingerprint}, which is not "
-            f"registered (registered: {self.describe()}); pass the file of the {named} it "
-            "started on with --flow FILE, or keep that file in the current flow's FLOW.versions/ "
-            "folder, to finish it"
-        )
-
-    def __iter__(self) -> Iterator[Flow]:
-        """The registered flows: the current one first, then the earlier ones."""
-        yield self.current
-        yield from (f for f in self._flows.values() if f is not self.current)
-
-    def __len__(self) -> int:
-        return len(self._flows)
-
-    def describe(self) -> str:
-        """``name@fingerprint`` of each registered flow, the current one marked."""
-        shown: dict[str, str] = {}  # versions that only word their questions otherwise: once
-        for f in self:
-            shown.setdefault(f.fingerprint, f"{f.name}@{f.fingerprint}")
-        shown[self.current.fingerprint] += " (current)"
-        return ", ".join(shown.values())
-
-
-VERSIONS_SUFFIX = ".versions"
-"""Earlier versions of ``team.toml`` are kept as ``team.versions/*.toml`` beside it (C10)."""
-
-
-def load_registry(path: str | Path) -> FlowRegistry:
-    """The flow file at ``path`` as the current flow, with every earlier version kept beside it
-    in ``<name>.versions/*.toml`` (a missing directory means none)."""
-    source = Path(path)
-    return FlowRegistry(load_flow(source), _earlier_versions(source))
-
-
-def _earlier_versions(source: Path) -> list[Flow]:
-    """The flows kept in ``<name>.versions/*.toml`` beside ``source``, by file name."""
-    versions = source.with_name(source.stem + VERSIONS_SUFFIX)
-    return [load_flow(p) for p in sorted(versions.glob("*.toml"))] if versions.is_dir() else []
-
-
-@cache
-def default_registry() -> FlowRegistry:
-    """The default flow, with its earlier versions from ``flows/default.versions/`` beside it
-    (C10; none has shipped yet, and a missing folder means none)."""
-    return FlowRegistry(default_flow(), _earlier_versions(DEFAULT_FLOW_FILE))

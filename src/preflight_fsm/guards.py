@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from preflight_fsm.flow import OTHER_SUFFIX
+from preflight_fsm.flow_data import OTHER_SUFFIX
 from preflight_fsm.session import Session
 from preflight_fsm.states import AskingField, AwaitingText, Decided, Stopped
 
@@ -97,7 +97,7 @@ def other_text_missing(s: Session) -> bool:
 
 def budget_left(s: Session) -> bool:
     """C3: another question turn fits in the session's budget."""
-    return s.turn < s.engine.flow.limits.max_turns
+    return s.turn < s.engine.flow_data.limits.max_turns
 
 
 def field_is_concrete(s: Session) -> bool:
@@ -153,7 +153,7 @@ def adopt_answered_category(s: Session) -> None:
 
 def file_under_other(s: Session) -> None:
     """C6: a custom category: the Other patch."""
-    s.position = Decided(s.engine.flow.other_category.name)
+    s.position = Decided(s.engine.flow_data.other_category.name)
 
 
 def await_other_text(s: Session) -> None:

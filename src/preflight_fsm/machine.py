@@ -9,9 +9,9 @@ flow (``migration.py``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from preflight_fsm import snapshot as _snapshot
 from preflight_fsm.answered_by import (
@@ -22,12 +22,17 @@ from preflight_fsm.answered_by import (
     deciding_steps,
 )
 from preflight_fsm.engine import engine_for
-from preflight_fsm.flow import Flow, FlowRegistry, default_flow, default_registry
+from preflight_fsm.flow_data import DEFAULT_FLOW, FlowData
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.migration import Divergence, migrate
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
 from preflight_fsm.states import STATES, TERMINAL_STATES, StateName
-from preflight_fsm.turn import Turn, turn_of
+from preflight_fsm.turn_data import TurnData, turn_data
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
+    from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.turn import Turn
 
 __all__ = ["ClarificationMachine", "Migration"]
 
@@ -49,11 +54,14 @@ class ClarificationMachine:
 
     states: ClassVar[tuple[StateName, ...]] = STATES
 
-    def __init__(self, intention: str, flow: Flow | None = None, owner: str | None = None) -> None:
-        """A new session on ``flow`` (the default flow if None), started by ``owner`` (the
-        authenticated principal, recorded in the snapshot; None: unauthenticated). Raises
-        InvalidIntention, or InvalidAnswers naming ``owner`` when it is not clean text (C5)."""
-        self._session = engine_for(flow or default_flow()).begin(intention, owner)
+    def __init__(
+        self, intention: str, flow: Flow | FlowData | None = None, owner: str | None = None
+    ) -> None:
+        """A new session on ``flow`` (the default flow if None; a model or its plain form),
+        started by ``owner`` (the authenticated principal, recorded in the snapshot; None:
+        unauthenticated). Raises InvalidIntention, or InvalidAnswers naming ``owner`` when it is
+        not clean text (C5)."""
+        self._session = engine_for(flow or DEFAULT_FLOW).begin(intention, owner)
         self._turn: Turn | None = None
         self._lock = threading.Lock()
 
@@ -67,8 +75,14 @@ class ClarificationMachine:
 
     @property
     def flow(self) -> Flow:
-        """The flow this session runs on."""
+        """The flow this session runs on (its model, built on first ask)."""
         return self._session.engine.flow
+
+    @property
+    def flow_data(self) -> FlowData:
+        """:attr:`flow` as plain data (``flow_data.py``), what the engine runs on: the same
+        fields and fingerprints, with no model built."""
+        return self._session.engine.flow_data
 
     @property
     def intention(self) -> str:
@@ -94,7 +108,7 @@ class ClarificationMachine:
             # turn with the next session.
             with self._lock:
                 if self._turn is None:
-                    self._turn = turn_of(self._session)
+                    self._turn = _turn_of(self._session)
                 turn = self._turn
         return turn
 
@@ -170,9 +184,31 @@ class ClarificationMachine:
             session = self._session.engine.step(
                 self._session, answers, answered_by, principal, proof
             )
-            turn = turn_of(session)
+            turn = _turn_of(session)
             self._session, self._turn = session, turn
         return turn
+
+    @property
+    def turn_data(self) -> TurnData:
+        """:attr:`turn` as plain data (``turn_data.py``), read without building the model: what
+        the command line prints."""
+        return turn_data(self._session)
+
+    def advance(
+        self,
+        answers: Mapping[str, Any],
+        answered_by: AnsweredBy = "api",
+        *,
+        principal: str | None = None,
+        proof: PasskeyProof | None = None,
+    ) -> None:
+        """:meth:`step`, without building the Turn it returns (read :attr:`turn_data` or
+        :attr:`turn` after): the command line's step, which never imports the models."""
+        with self._lock:
+            session = self._session.engine.step(
+                self._session, answers, answered_by, principal, proof
+            )
+            self._session, self._turn = session, None
 
     def recorded_answers(self, answers: Mapping[str, Any]) -> dict[str, str | None]:
         """The answers ``step(answers)`` would record (normalised; None: given blank), without
@@ -196,7 +232,7 @@ class ClarificationMachine:
     def from_snapshot(
         cls,
         snapshot: _snapshot.SessionSnapshot | str | bytes | dict[str, Any],
-        flow: Flow | FlowRegistry | None = None,
+        flow: Flow | FlowData | FlowRegistry | None = None,
         *,
         require_digest: bool = False,
         keys: _snapshot.SealKeys | None = None,
@@ -214,7 +250,7 @@ class ClarificationMachine:
             _snapshot.restore_session(snapshot, flows, require_digest=require_digest, keys=keys)
         )
 
-    def migrate(self, target: Flow, *, force: bool = False) -> Migration:
+    def migrate(self, target: Flow | FlowData, *, force: bool = False) -> Migration:
         """This session's inputs replayed on ``target`` (C10): the session there, or where it
         diverges. With ``force`` a diverging session is migrated all the same (one whose answers
         ``target`` refuses never is)."""
@@ -239,7 +275,21 @@ class Migration:
         return self.machine is not None
 
 
-def _registry(flow: Flow | FlowRegistry | None) -> FlowRegistry:
+def _first_turn_of(session: Session) -> Turn:
+    """``turn.turn_of``, its module (the pydantic models) imported when the first Turn is asked
+    for, then bound in its place: a command that reads only plain turns never imports pydantic
+    (issue 32), and a step pays no import statement for it (``instructions.step``)."""
+    global _turn_of
+    from preflight_fsm.turn import turn_of
+
+    _turn_of = turn_of
+    return turn_of(session)
+
+
+_turn_of: Callable[[Session], Turn] = _first_turn_of
+
+
+def _registry(flow: Flow | FlowData | FlowRegistry | None) -> FlowRegistry:
     if flow is None:
         return default_registry()
     return flow if isinstance(flow, FlowRegistry) else FlowRegistry(flow)

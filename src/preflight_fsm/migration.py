@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from preflight_fsm.engine import Engine
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, SessionFinished
 from preflight_fsm.session import Session
-from preflight_fsm.turn import missing_info_of
+from preflight_fsm.turn_data import missing_info_of
 
 __all__ = ["Divergence", "migrate"]
 

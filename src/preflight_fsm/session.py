@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from preflight_fsm.answered_by import AnsweredBy
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.states import ASKING_CATEGORY, Position, StateName
 
 if TYPE_CHECKING:
     from preflight_fsm.engine import Engine
+    from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.table import Edge
 
 __all__ = ["Session", "StepInput", "TraceEntry"]

@@ -9,10 +9,10 @@ exactly these rows, and the transition tests take every one of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Final, Literal, NotRequired, TypedDict
 
 from preflight_fsm.errors import InvalidFlow
-from preflight_fsm.flow import Flow, default_flow
+from preflight_fsm.flow_data import DEFAULT_FLOW, FlowData
 from preflight_fsm.states import (
     DONE,
     NEED_CATEGORY,
@@ -23,6 +23,9 @@ from preflight_fsm.states import (
     TERMINAL_STATES,
     StateName,
 )
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
 
 __all__ = [
     "LOCK",
@@ -112,7 +115,7 @@ class Edge:
         return f"{self.trigger} [{' & '.join(self.guards)}]" if self.guards else self.trigger
 
 
-def edges_for(flow: Flow) -> tuple[Edge, ...]:
+def edges_for(flow: FlowData) -> tuple[Edge, ...]:
     """The rows of TABLE that ``flow`` can take, as Edges in table order; checked by check_graph."""
     has = {
         "keywords": any(c.keywords for c in flow.categories),
@@ -127,9 +130,11 @@ def edges_for(flow: Flow) -> tuple[Edge, ...]:
     return edges
 
 
-def transition_table(flow: Flow | None = None) -> tuple[Edge, ...]:
+def transition_table(flow: Flow | FlowData | None = None) -> tuple[Edge, ...]:
     """Every edge of the flow's machine (the default flow's by default), in the order tried."""
-    return edges_for(flow or default_flow())
+    if flow is None or isinstance(flow, FlowData):
+        return edges_for(flow or DEFAULT_FLOW)
+    return edges_for(flow.plain)
 
 
 def check_graph(edges: tuple[Edge, ...]) -> None:

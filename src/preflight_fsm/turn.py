@@ -1,4 +1,5 @@
-"""C7: what one turn shows the user (Question, LLMResponse, Turn) and how a position sets it.
+"""C7: what one turn shows the user (Question, LLMResponse, Turn), the public models, validated
+from the plain data a position sets (``turn_data.py``).
 
 Field names equal Preflights' dataclasses (``preflights.application.types``), so converting is
 by name: ``PreflightsQuestion(**question.model_dump())``.
@@ -6,28 +7,19 @@ by name: ``PreflightsQuestion(**question.model_dump())``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from preflight_fsm.flow import Hint
-from preflight_fsm.guards import choice_key
-from preflight_fsm.patch import DecisionPatch, patch_fields
-from preflight_fsm.states import TERMINAL_STATES, Decided, StateName
+from preflight_fsm.patch import DecisionPatch
+from preflight_fsm.states import TERMINAL_STATES, StateName
+from preflight_fsm.turn_data import TURN_FIELDS, QuestionData, TurnData, turn_fields
 
 if TYPE_CHECKING:
     from preflight_fsm.session import Session
 
-__all__ = [
-    "TURN_FIELDS",
-    "LLMResponse",
-    "Question",
-    "Turn",
-    "missing_info_of",
-    "turn_fields",
-    "turn_of",
-    "turn_values",
-]
+__all__ = ["LLMResponse", "Question", "Turn", "questions_of", "turn_from_data", "turn_of"]
 
 
 class _Frozen(BaseModel):
@@ -87,41 +79,7 @@ class Turn(_Frozen):
         )
 
 
-def missing_info_of(s: Session) -> tuple[str, ...]:
-    """C7: the key the position waits for (never an ``__other`` id); none once Done."""
-    if isinstance(s.position, Decided):
-        return ()
-    return (choice_key(s),)
-
-
-def turn_fields(s: Session) -> tuple[Any, ...]:
-    """C7: the value of every field of the turn a session's position shows, in Turn's order
-    (``TURN_FIELDS``); the patch as the fields its DecisionPatch is validated from."""
-    position = s.position
-    engine = s.engine
-    category = position.category
-    decided = isinstance(position, Decided)
-    # 0.5 once the category is known, 0.0 while it is not; NoPatch keeps what it had.
-    progress = 1.0 if decided else 0.0 if category is None else 0.5
-    return (
-        position.state,
-        engine.questions(position),
-        missing_info_of(s),
-        engine.hints[category],
-        progress,
-        patch_fields(s) if decided else None,
-        s.turn,
-    )
-
-
-TURN_FIELDS: Final = tuple(Turn.model_fields)
-"""Turn's field names, in the order :func:`turn_fields` gives their values."""
 _PATCH = TURN_FIELDS.index("patch")
-
-
-def turn_values(s: Session) -> dict[str, Any]:
-    """C7: every field of the turn a session's position shows, by name."""
-    return dict(zip(TURN_FIELDS, turn_fields(s), strict=True))
 
 
 def turn_of(s: Session) -> Turn:
@@ -144,7 +102,16 @@ def turn_of(s: Session) -> Turn:
     return turn
 
 
+def turn_from_data(data: TurnData) -> Turn:
+    """C7: the Turn a turn's plain data holds."""
+    patch = data.patch
+    return _validated((*data[:5], None if patch is None else patch._asdict(), data.number))
+
+
 def _validated(fields: tuple[Any, ...]) -> Turn:
+    questions: tuple[QuestionData, ...] = fields[1]
+    if questions:  # the engine's plain questions as models (a Done turn asks none)
+        fields = (fields[0], questions_of(questions), *fields[2:])
     # Turn's own validator, called directly: Turn(**values) and model_validate add a third of
     # its cost in keyword handling (docs/performance.md, D153). It validates the patch too.
     # No strict zip (its keyword call was 1.6 k instructions of every Done turn, D302): a value
@@ -153,3 +120,9 @@ def _validated(fields: tuple[Any, ...]) -> Turn:
     values = dict(zip(TURN_FIELDS, fields))  # noqa: B905 -- held equal in length, as above
     turn: Turn = Turn.__pydantic_validator__.validate_python(values)
     return turn
+
+
+def questions_of(questions: tuple[QuestionData, ...]) -> tuple[Question, ...]:
+    """The engine's plain questions (``engine.questions``) as models; it built them, so they
+    validate."""
+    return tuple(Question(**question._asdict()) for question in questions)

@@ -48,7 +48,7 @@ from preflight_fsm.decision_record import (
     split,
 )
 from preflight_fsm.errors import InvalidPeopleFile, PasskeyRefused
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.passkeys import signing_challenge, verify_assertion
 from preflight_fsm.people import People
 

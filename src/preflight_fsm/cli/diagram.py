@@ -25,7 +25,8 @@ from preflight_fsm.diagrams import (
     session_graph,
 )
 from preflight_fsm.errors import InvalidSnapshot, PreflightFsmError
-from preflight_fsm.flow import Flow, default_flow, load_flow, load_registry
+from preflight_fsm.flow import Flow, default_flow, load_flow
+from preflight_fsm.flow_registry import load_registry
 from preflight_fsm.snapshot.model import MAX_SNAPSHOT_BYTES
 
 

@@ -33,7 +33,7 @@ from preflight_fsm.cli.stores import (
     StoreOption,
     _seal_keys,
 )
-from preflight_fsm.flow import load_registry
+from preflight_fsm.flow_registry import load_registry
 from preflight_fsm.store import DEFAULT_EXPIRE_AFTER, Sessions, open_store
 
 PREFLIGHTS_BUILDER = "preflight_fsm.integrations.preflights.agent_tools"

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from preflight_fsm.flow import Flow
+    from preflight_fsm.flow_data import FlowData
     from preflight_fsm.turn import Question, Turn
+    from preflight_fsm.turn_data import QuestionData, TurnData
 
 __all__ = [
     "question_texts",
@@ -19,7 +21,7 @@ __all__ = [
 ]
 
 
-def visible_question(turn: Turn) -> Question:
+def visible_question(turn: Turn | TurnData) -> Question | QuestionData:
     """The one question the turn shows (its companion, if any, is asked only on "Other")."""
     for question in turn.questions:
         if question.depends_on_question_id is None:
@@ -27,21 +29,21 @@ def visible_question(turn: Turn) -> Question:
     raise ValueError(f"the session is in {turn.state}; it asks no question")
 
 
-def question_texts(flow: Flow | None = None) -> dict[str, str]:
+def question_texts(flow: Flow | FlowData | None = None) -> dict[str, str]:
     """Every question id the flow asks, with its text (the default flow when None)."""
-    from preflight_fsm.flow import OTHER_SUFFIX, default_flow, other_text_question
+    from preflight_fsm.flow_data import DEFAULT_FLOW, OTHER_SUFFIX, other_text_question
 
-    flow = flow or default_flow()
+    flow = flow or DEFAULT_FLOW
     texts = {flow.category_question.id: flow.category_question.text}
     texts.update({c.question.id: c.question.text for c in flow.categories})
     texts.update({f"{qid}{OTHER_SUFFIX}": other_text_question(t) for qid, t in list(texts.items())})
     return texts
 
 
-def render_turn(turn: Turn, flow: Flow | None = None) -> str:
+def render_turn(turn: Turn | TurnData, flow: Flow | FlowData | None = None) -> str:
     """The turn's visible question, its options numbered from 1 (the last is "Other (specify)",
     shown as the flow's label for it, C2)."""
-    from preflight_fsm.flow import OTHER_OPTION
+    from preflight_fsm.flow_data import OTHER_OPTION
 
     question = visible_question(turn)
     label = OTHER_OPTION if flow is None else flow.other_option
@@ -51,7 +53,7 @@ def render_turn(turn: Turn, flow: Flow | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_outcome(turn: Turn, flow: Flow | None = None) -> str:
+def render_outcome(turn: Turn | TurnData, flow: Flow | FlowData | None = None) -> str:
     """A finished session: its patch, one field a line, or the question left unanswered; the
     hint."""
     if not turn.finished:

@@ -22,6 +22,7 @@ from preflight_fsm.cli.render import visible_question
 
 if TYPE_CHECKING:
     from preflight_fsm.turn import Question, Turn
+    from preflight_fsm.turn_data import QuestionData, TurnData
 
 __all__ = [
     "DECLINE_WORD",
@@ -68,12 +69,12 @@ class Reply:
     """
 
     answers: dict[str, str]
-    follow_up: Question | None = None
+    follow_up: Question | QuestionData | None = None
     confirm_decline: bool = False
     suggestion: str | None = None
 
 
-def choice_value(question: Question, typed: str) -> str:
+def choice_value(question: Question | QuestionData, typed: str) -> str:
     """``typed`` for ``question``: the option a number picks, else the text as typed.
 
     Raises ChoiceOutOfRange for a number that is no option.
@@ -91,7 +92,7 @@ def choice_value(question: Question, typed: str) -> str:
     return options[number - 1]
 
 
-def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
+def parse_reply(turn: Turn | TurnData, text: str, label: str | None = None) -> Reply:
     """The answers one line of input gives the turn's visible question (module docstring).
 
     Picking "Other (specify)", by number, by name or by the flow's ``label`` for it, asks its
@@ -123,7 +124,7 @@ def parse_reply(turn: Turn, text: str, label: str | None = None) -> Reply:
 
 
 def answers_from_pairs(
-    turn: Turn,
+    turn: Turn | TurnData,
     pairs: list[tuple[str, str]],
     *,
     literal: bool = False,
@@ -192,7 +193,9 @@ def _check_decodable(text: str) -> None:
         raise RefusedReply("That line holds bytes that are not UTF-8 text; type it again.")
 
 
-def _companion(turn: Turn, question: Question) -> Question | None:
+def _companion(
+    turn: Turn | TurnData, question: Question | QuestionData
+) -> Question | QuestionData | None:
     for candidate in turn.questions:
         if candidate.depends_on_question_id == question.id:
             return candidate

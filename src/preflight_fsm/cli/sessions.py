@@ -54,10 +54,12 @@ with the default flow, 100,000 with any): more is refused, not read to its end."
 if TYPE_CHECKING:
     from preflight_fsm.answered_by import AnsweredBy
     from preflight_fsm.flow import Flow
+    from preflight_fsm.flow_data import FlowData
     from preflight_fsm.machine import ClarificationMachine
     from preflight_fsm.proof import PasskeyProof
     from preflight_fsm.store import SessionState
     from preflight_fsm.turn import Turn
+    from preflight_fsm.turn_data import TurnData
 
 __all__ = [
     "DEFAULT_EXPIRE_AFTER",
@@ -180,12 +182,12 @@ _STATUS: dict[str, str] = {
 
 
 def _print_state(
-    state: SessionState, as_json: bool, flow: Flow | None, *, sources: bool = False
+    state: SessionState, as_json: bool, flow: Flow | FlowData | None, *, sources: bool = False
 ) -> None:
     if as_json:
         typer.echo(json.dumps(state.to_json(), ensure_ascii=False))
         return
-    turn = state.turn
+    turn = state.turn_data
     status = _STATUS[turn.state]
     if turn.state == NEED_PRIMARY_FIELD and turn.questions:  # the question named, as asked
         status = f'asking "{turn.questions[0].question}"'
@@ -225,7 +227,7 @@ def _describe_sources(state: SessionState) -> list[str]:
     return lines
 
 
-def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
+def _describe_turn(turn: Turn | TurnData, flow: Flow | FlowData | None) -> list[str]:
     if turn.finished:
         from preflight_fsm.cli.render import render_outcome
 
@@ -248,7 +250,7 @@ def _describe_turn(turn: Turn, flow: Flow | None) -> list[str]:
     return lines
 
 
-def _example(turn: Turn) -> str:
+def _example(turn: Turn | TurnData) -> str:
     question = next(q for q in turn.questions if q.depends_on_question_id is None)
     return f"{question.id}={'1' if question.options else 'TEXT'}"
 
@@ -273,7 +275,7 @@ def start(
         _,
     ):
         state = sessions.start(intention, expire_after=expire_after)
-    _print_state(state, as_json, sessions.flow)
+    _print_state(state, as_json, sessions.flows.current_data)
 
 
 @app.command(epilog=EXIT_HELP)
@@ -338,14 +340,14 @@ def answer(
         if given is None:
             try:
                 given = answers_from_pairs(
-                    machine.turn, parsed, literal=literal, known=machine.flow.answer_ids
+                    machine.turn_data, parsed, literal=literal, known=machine.flow_data.answer_ids
                 )
             except RefusedReply as refused:
                 raise usage_error(str(refused)) from None
         try:
-            machine.step(given, answered_by="cli")
+            machine.advance(given, answered_by="cli")
         except InvalidAnswers as refused:
-            texts = question_texts(machine.flow)
+            texts = question_texts(machine.flow_data)
             raise CommandFailed(
                 refused.code,
                 "the answers were not accepted; nothing was recorded",
@@ -355,7 +357,7 @@ def answer(
             ) from None
         saved = sessions.save(session_id, machine, record.version)
         state = sessions.state_of(saved, machine)
-    _print_state(state, as_json, machine.flow)
+    _print_state(state, as_json, machine.flow_data)
 
 
 @app.command(
@@ -402,10 +404,10 @@ def show(
     if decision:
         from preflight_fsm.decision_record import decision_document
 
-        if machine.turn.patch is None:
+        if state.turn_data.patch is None:
             raise CommandFailed(
                 "no_decision",
-                f"session {session_id} has not decided (it is {state.turn.state}); "
+                f"session {session_id} has not decided (it is {state.turn_data.state}); "
                 "answer its turns first, or show it without --decision",
                 EXIT_USAGE,
             )
@@ -419,7 +421,7 @@ def show(
             snapshot.write_text(snapshot_json + "\n", encoding="utf-8")
         except OSError as exc:
             raise usage_error(f"cannot write the snapshot to {snapshot}: {exc.strerror}") from None
-    _print_state(state, as_json, machine.flow, sources=True)
+    _print_state(state, as_json, machine.flow_data, sources=True)
 
 
 # -- resuming in `chat --session` ----------------------------------------------------------------

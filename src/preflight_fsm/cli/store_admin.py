@@ -107,8 +107,8 @@ def list_sessions(
             rows.append(
                 (
                     s.id,
-                    s.turn.state,
-                    str(s.turn.number),
+                    s.turn_data.state,
+                    str(s.turn_data.number),
                     _age(now - s.updated_at),
                     flow_label(flow_of(s)),
                     intention,

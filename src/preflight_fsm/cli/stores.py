@@ -132,7 +132,7 @@ def open_sessions(
     with reported(shown):
         registry = None
         if flow is not None:
-            from preflight_fsm.flow import load_registry
+            from preflight_fsm.flow_registry import load_registry
 
             registry = load_registry(flow)
         keys = _seal_keys(seal_key_file)

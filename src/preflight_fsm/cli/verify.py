@@ -66,7 +66,7 @@ def verify(
     """Check decision files offline: each is what its attested inputs produce, signed by people
     the people file lists, under the required policy."""
     from preflight_fsm.cli.report import CommandFailed
-    from preflight_fsm.flow import default_registry, load_registry
+    from preflight_fsm.flow_registry import default_registry, load_registry
     from preflight_fsm.people import DEFAULT_PEOPLE_FILE, People
     from preflight_fsm.verify import REQUIREMENTS, verify_path
 

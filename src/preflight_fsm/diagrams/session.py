@@ -68,7 +68,7 @@ def step_answers(snapshot: SessionSnapshot, flow: Flow) -> tuple[dict[str, str],
     from preflight_fsm.answers import AnswerRules
     from preflight_fsm.text import match_key
 
-    options = AnswerRules(flow).choice_options
+    options = AnswerRules(flow.plain).choice_options
 
     def shown(key: str, value: str | None) -> str:
         if value is None:

@@ -16,7 +16,6 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from preflight_fsm import Flow, __version__, default_flow
-from preflight_fsm.collector import settle_collector_for_serving
 from preflight_fsm.mcp.auth import ServerAuth
 from preflight_fsm.mcp.errors import failed
 from preflight_fsm.mcp.page_rounds import PageRounds
@@ -167,7 +166,6 @@ def serve(
     Over HTTP, ``announce`` receives the URL once the server listens on it (not before: a port
     in use is reported instead).
     """
-    settle_collector_for_serving()
     if transport == "stdio":
         from preflight_fsm.mcp.stdio import run_stdio
 

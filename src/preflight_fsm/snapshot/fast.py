@@ -1,41 +1,61 @@
-"""The fast restore path (C9): a full snapshot in JSON text of the current version, restored
-from its parsed JSON without building a SessionSnapshot (D173).
+"""Restoring a snapshot (C9): the fast path first, the full path for anything it leaves.
 
-It checks what the full path (``restore.py``) checks, on the parsed JSON itself, and answers None
-for anything else or anything in doubt, so the full path decides and names what is wrong.
+The fast path restores a full snapshot in JSON text of the current version, with no passkey
+proof, from its parsed JSON without building a SessionSnapshot (D173) and without importing
+pydantic (the command line's restore, issue 32). It checks what the full path (``restore.py``)
+checks, on the parsed JSON itself, and answers None for anything else or anything in doubt (a
+passkey proof among them), so the full path decides and names what is wrong.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection
-from typing import Any, Final
-
-import pydantic_core
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Final
 
 from preflight_fsm.answered_by import SOURCES
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSnapshot
-from preflight_fsm.flow import FlowRegistry
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.principal import MAX_PRINCIPAL
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
-from preflight_fsm.snapshot.model import (
-    MAX_ANSWERS,
-    MAX_IDS,
-    MAX_STEPS,
-    MAX_TEXT,
-    MAX_VALUE,
+from preflight_fsm.sizes import MAX_ANSWERS, MAX_IDS, MAX_STEPS, MAX_TEXT, MAX_VALUE
+from preflight_fsm.snapshot.json_form import (
     SCHEMA_VERSION,
     SIGNED_FIELDS,
+    parsed_json,
     signed_json,
 )
 from preflight_fsm.snapshot.replay import replay
 from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.snapshot.write import derived_fields
 
-__all__ = ["restored_json"]
+if TYPE_CHECKING:
+    from preflight_fsm.snapshot.model import SessionSnapshot
+
+__all__ = ["restore_session", "restored_json"]
+
+
+def restore_session(
+    data: SessionSnapshot | str | bytes | dict[str, Any],
+    flows: FlowRegistry,
+    *,
+    require_digest: bool = False,
+    keys: SealKeys | None = None,
+) -> Session:
+    """The session ``data`` restores to (:func:`restored_json`, else ``restore.py``'s
+    ``parse_snapshot`` then ``replay_snapshot``), or the InvalidSnapshot (InvalidSeal, ...)
+    naming what is wrong (C9, C10, C11)."""
+    session = restored_json(data, flows, require_digest, keys)
+    if session is None:
+        # The full path validates with the pydantic model: imported only for what the fast path
+        # left, so a command that restores its own snapshots never imports pydantic (issue 32).
+        from preflight_fsm.snapshot.restore import parse_snapshot, replay_snapshot
+
+        parsed = parse_snapshot(data, flows, require_digest=require_digest, keys=keys)
+        session = replay_snapshot(parsed, flows)
+    return session
+
 
 _UNDERIVED: Final = (*SIGNED_FIELDS, "digest", "seal")
 _TEXT: Final = frozenset((str, type(None)))  # a step's values: text, or null for blank
@@ -57,8 +77,8 @@ def restored_json(
     if (type(data) is not str and type(data) is not bytes) or len(data) > MAX_VALUE:
         return None
     try:
-        raw = pydantic_core.from_json(data, cache_strings="keys")
-    except (ValueError, TypeError):  # not JSON, nested too deeply, or a lone surrogate
+        raw = parsed_json(data)
+    except ValueError:  # not JSON, nested too deeply, or a lone surrogate
         return None
     if type(raw) is not dict or raw.get("state") is None:
         return None  # not an object, or Preflights' four-field form
@@ -93,10 +113,12 @@ def restored_json(
         and (seal is None or (type(seal) is str and len(seal) <= MAX_TEXT))
     ):
         return None
-    # One null per step in both (most sessions: unauthenticated, unsigned): two list compares.
+    # One null per step in both (most sessions: unauthenticated, unsigned): two list compares. A
+    # passkey proof is a model of its own (its parts' limits, the person's name): the full path
+    # validates it.
     nulls = [None] * len(steps)
     unsigned = principals == nulls and proofs == nulls
-    if not unsigned and not _provenance_fits(principals, proofs, len(steps)):
+    if not unsigned and (proofs != nulls or not _principals_fit(principals, len(steps))):
         return None
     for step in steps:  # each step's answers: short keys, text or null values
         if type(step) is not dict or not _fit(step) or not set(map(type, step.values())) <= _TEXT:
@@ -111,22 +133,20 @@ def restored_json(
             return None
         if digest is not None and digest != hashlib.sha256(content).hexdigest():
             return None
-    flow = flows.get(fingerprint)
+    flow = flows.get_data(fingerprint)
     if flow is None:
         return None
     try:
-        # A proof is a model of its own (its parts' limits, the person's name): the same
-        # validation the full path gives it.
         s = replay(
             engine_for(flow),
             intention,
             steps,
             answered_by,
             None if unsigned else principals,
-            None if unsigned else [_proof(p) for p in proofs],
+            None if unsigned else proofs,
             owner,
         )
-    except (InvalidSnapshot, ValidationError):
+    except InvalidSnapshot:
         return None
     return s if s.steps == tuple(steps) and _derives(raw, derived_fields(s)) else None
 
@@ -139,20 +159,14 @@ def _known(sources: list[Any]) -> bool:
         return False
 
 
-def _provenance_fits(principals: object, proofs: object, count: int) -> bool:
-    """Lists of one entry per step: each principal null or text within its limit (replay
-    checks the rest), each proof null or what PasskeyProof validates."""
+def _principals_fit(principals: object, count: int) -> bool:
+    """A list of one entry per step, each null or text within its limit (replay checks the
+    rest)."""
     return (
         type(principals) is list
         and len(principals) == count
         and all(p is None or (type(p) is str and len(p) <= MAX_PRINCIPAL) for p in principals)
-        and type(proofs) is list
-        and len(proofs) == count
     )
-
-
-def _proof(value: object) -> PasskeyProof | None:
-    return None if value is None else PasskeyProof.model_validate(value)
 
 
 def _fit(texts: Collection[str]) -> bool:

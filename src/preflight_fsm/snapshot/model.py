@@ -1,12 +1,11 @@
-"""The snapshot schema (C9): its fields, its limits, and the canonical JSON its digest covers."""
+"""The snapshot schema (C9): its fields and their limits, as pydantic models; the JSON form
+without the model (field order, signed fields, canonical JSON) is ``json_form.py``'s."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Literal
 
-import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from preflight_fsm.answered_by import AnsweredBy
@@ -19,6 +18,14 @@ from preflight_fsm.sizes import (
     MAX_STEPS,
     MAX_TEXT,
     MAX_VALUE,
+)
+from preflight_fsm.snapshot.json_form import (
+    FIELDS,
+    SCHEMA_VERSION,
+    SIGNED_FIELDS,
+    canonical,
+    signed_json,
+    trace_object,
 )
 from preflight_fsm.states import StateName
 
@@ -39,10 +46,6 @@ __all__ = [
     "signed_json",
     "trace_object",
 ]
-
-SCHEMA_VERSION: Final = 4
-"""The snapshot format this version writes; older ones are migrated (``versions.py``)."""
-
 
 _Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]
 _Value = Annotated[StrictStr, Field(max_length=MAX_VALUE)]
@@ -110,92 +113,6 @@ class SessionSnapshot(_Frozen):
         return hashlib.sha256(canonical_content(self)).hexdigest()
 
 
-FIELDS: Final = tuple(SessionSnapshot.model_fields)
-"""Every field of :class:`SessionSnapshot`, in its order: the order of the keys of a snapshot's
-JSON text, which ``write.snapshot_json`` writes without the model (read from the model, so the
-two cannot part; ``tests/test_snapshot_json.py`` holds the texts equal)."""
-
-
-SIGNED_FIELDS: Final = (
-    "answered_by",
-    "flow_fingerprint",
-    "intention",
-    "owner",
-    "principals",
-    "proofs",
-    "schema_version",
-    "steps",
-)
-"""What the digest and the seal cover: the session's inputs (C9), keys in sorted order. Every
-other field is what they derive, and restoring refuses any of it that differs from the replay
-(D48): signing the inputs signs the whole snapshot."""
-
-
 def canonical_content(snapshot: SessionSnapshot) -> bytes:
     """The inputs of ``snapshot`` as canonical JSON: what its digest and seal cover."""
     return canonical({name: getattr(snapshot, name) for name in SIGNED_FIELDS})
-
-
-def canonical(content: Mapping[str, Any]) -> bytes:
-    """:func:`signed_json` of the signed fields of ``content``."""
-    return signed_json(
-        content["answered_by"],
-        content["flow_fingerprint"],
-        content["intention"],
-        content["owner"],
-        content["principals"],
-        content["proofs"],
-        content["schema_version"],
-        content["steps"],
-    )
-
-
-def signed_json(
-    answered_by: Sequence[str],
-    flow_fingerprint: str | None,
-    intention: str,
-    owner: str | None,
-    principals: Sequence[str | None],
-    proofs: Sequence[Any],
-    schema_version: int,
-    steps: Sequence[Mapping[str, Any]],
-) -> bytes:
-    """``json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` in UTF-8
-    for the signed fields (``SIGNED_FIELDS``, the parameters in their order), written by
-    pydantic-core: the same bytes (``tests/test_snapshot.py`` pins it) at a fraction of the cost
-    (docs/performance.md). Only each step's answers need their keys sorted here (one answer is
-    in order as it stands), and a proof given as a dict (a :class:`PasskeyProof` dumps its
-    fields in sorted order); a new signed field holding an object must be sorted too. The fast
-    restore passes the parsed values as they are (no mapping built for :func:`canonical` to
-    read, D302)."""
-    return pydantic_core.to_json(
-        {
-            "answered_by": answered_by,
-            "flow_fingerprint": flow_fingerprint,
-            "intention": intention,
-            "owner": owner,
-            "principals": principals,
-            "proofs": proofs if proofs.count(None) == len(proofs) else _sorted_proofs(proofs),
-            "schema_version": schema_version,
-            "steps": [step if len(step) < 2 else dict(sorted(step.items())) for step in steps],
-        }
-    )
-
-
-def _sorted_proofs(proofs: Sequence[Any]) -> Sequence[Any]:
-    """Each proof given as a dict with its keys sorted (unsigned steps, all None, the common
-    case, skip this call)."""
-    return [dict(sorted(p.items())) if type(p) is dict else p for p in proofs]
-
-
-def trace_object(
-    turn: int, trigger: str, source: str, dest: str, guards: tuple[str, ...]
-) -> dict[str, Any]:
-    """One trace step as the JSON object a snapshot holds."""
-    return {
-        "turn": turn,
-        "trigger": trigger,
-        "source": source,
-        "dest": dest,
-        "guards": list(guards),
-    }

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight_fsm.answered_by import AnsweredBy
 from preflight_fsm.engine import Engine
 from preflight_fsm.errors import InvalidAnswers, InvalidIntention, InvalidSnapshot, SessionFinished
 from preflight_fsm.principal import principal_problem
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.session import Session
+
+if TYPE_CHECKING:
+    from preflight_fsm.proof import PasskeyProof
 
 __all__ = ["replay"]
 

@@ -1,4 +1,5 @@
-"""Reading and restoring a snapshot (C9, C10, C11): parse, check, replay, compare.
+"""Reading and restoring a snapshot through its model (C9, C10, C11): parse, check, replay,
+compare. The full path: ``fast.restore_session`` takes it for whatever its fast path leaves.
 
 Three guarantees, each from its own mechanism:
 - the **digest** (SHA-256 of the canonical JSON) catches corruption: anyone can recompute it;
@@ -16,9 +17,9 @@ from pydantic import ValidationError
 
 from preflight_fsm.engine import engine_for
 from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotFlowMismatch
-from preflight_fsm.flow import Flow, FlowRegistry, default_registry
+from preflight_fsm.flow_data import FlowData
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.session import Session
-from preflight_fsm.snapshot.fast import restored_json
 from preflight_fsm.snapshot.four_field import restore_four_field
 from preflight_fsm.snapshot.model import (
     MAX_SNAPSHOT_BYTES,
@@ -32,23 +33,7 @@ from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.snapshot.versions import upgraded
 from preflight_fsm.snapshot.write import derived_fields
 
-__all__ = ["check_derived", "parse_snapshot", "replay_snapshot", "restore_session"]
-
-
-def restore_session(
-    data: SessionSnapshot | str | bytes | dict[str, Any],
-    flows: FlowRegistry,
-    *,
-    require_digest: bool = False,
-    keys: SealKeys | None = None,
-) -> Session:
-    """:func:`parse_snapshot` then :func:`replay_snapshot`: the session ``data`` restores to, or the
-    InvalidSnapshot (InvalidSeal, ...) naming what is wrong (C9, C10, C11)."""
-    session = restored_json(data, flows, require_digest, keys)
-    if session is None:
-        parsed = parse_snapshot(data, flows, require_digest=require_digest, keys=keys)
-        session = replay_snapshot(parsed, flows)
-    return session
+__all__ = ["check_derived", "parse_snapshot", "replay_snapshot"]
 
 
 def parse_snapshot(
@@ -133,16 +118,17 @@ def _short(value: object) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> Flow:
-    """C10: the registered flow the snapshot names by fingerprint (the current one if none)."""
+def _flow_of(snapshot: SessionSnapshot, flows: FlowRegistry) -> FlowData:
+    """C10: the registered flow the snapshot names by fingerprint (the current one if none), as
+    the plain data its engine runs on."""
     fingerprint = snapshot.flow_fingerprint
     if fingerprint is None:
-        if snapshot.flow is not None and snapshot.flow != flows.current.name:
+        if snapshot.flow is not None and snapshot.flow != flows.current_data.name:
             raise SnapshotFlowMismatch(
                 "flow", f"is {snapshot.flow!r}, but no fingerprint says which version of it"
             )
-        return flows.current
-    flow = flows.get(fingerprint)
+        return flows.current_data
+    flow = flows.get_data(fingerprint)
     if flow is None:
         raise SnapshotFlowMismatch(
             "flow_fingerprint", flows.unregistered(fingerprint, snapshot.flow)

@@ -16,7 +16,8 @@ from typing import Any
 import pydantic_core
 
 from preflight_fsm.errors import InvalidSeal, InvalidSnapshot, SnapshotVersionError
-from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX, FlowRegistry
+from preflight_fsm.flow import OTHER_OPTION, OTHER_SUFFIX
+from preflight_fsm.flow_registry import FlowRegistry
 from preflight_fsm.snapshot.model import SCHEMA_VERSION, canonical
 from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.states import NEED_CATEGORY, NEED_PRIMARY_FIELD

@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from preflight_fsm.guards import choice_key
 from preflight_fsm.session import Session
-from preflight_fsm.snapshot.model import (
-    FIELDS,
-    SCHEMA_VERSION,
-    SessionSnapshot,
-    TraceStep,
-    canonical,
-    trace_object,
-)
+from preflight_fsm.snapshot.json_form import FIELDS, SCHEMA_VERSION, canonical, trace_object
 from preflight_fsm.snapshot.seal import SealKeys
 from preflight_fsm.states import NEED_OTHER
-from preflight_fsm.turn import missing_info_of
+from preflight_fsm.turn_data import missing_info_of
+
+if TYPE_CHECKING:
+    from preflight_fsm.snapshot.model import SessionSnapshot, TraceStep
 
 __all__ = ["derived_fields", "snapshot_json", "snapshot_of", "trace_of"]
 
 
 def snapshot_of(s: Session, seal: SealKeys | None = None) -> SessionSnapshot:
     """The full snapshot of a session, with its digest (and its seal when keys are given)."""
+    from preflight_fsm.snapshot.model import SessionSnapshot  # the model, for the API only
+
     return SessionSnapshot.model_validate(_content(s, seal))
 
 
@@ -46,7 +44,7 @@ def _content(s: Session, seal: SealKeys | None) -> dict[str, Any]:
     content.update(
         intention=s.intention,
         schema_version=SCHEMA_VERSION,
-        flow_fingerprint=s.engine.flow.fingerprint,
+        flow_fingerprint=s.engine.flow_data.fingerprint,
         steps=s.steps,
         answered_by=s.answered_by,
         owner=s.owner,
@@ -61,6 +59,8 @@ def _content(s: Session, seal: SealKeys | None) -> dict[str, Any]:
 
 def trace_of(s: Session) -> tuple[TraceStep, ...]:
     """Every transition the session took, in order."""
+    from preflight_fsm.snapshot.model import TraceStep  # the model, for the API only
+
     return tuple(
         TraceStep(turn=turn, trigger=e.trigger, source=e.source, dest=e.dest, guards=e.guards)
         for turn, e in s.trace
@@ -75,7 +75,7 @@ def derived_fields(s: Session) -> dict[str, Any]:
     # NeedOther names the choice question whose "Other (specify)" text it waits for.
     other_for = choice_key(s) if position.state == NEED_OTHER else None
     return {
-        "flow": engine.flow.name,
+        "flow": engine.flow_data.name,
         "state": position.state,
         "category": position.category,
         "other_for": other_for,

@@ -19,7 +19,7 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from preflight_fsm.answered_by import AnsweredBy, Source
 from preflight_fsm.errors import (
@@ -29,13 +29,17 @@ from preflight_fsm.errors import (
     SessionNotFound,
     SnapshotFlowMismatch,
 )
-from preflight_fsm.flow import Flow, FlowRegistry, default_registry
+from preflight_fsm.flow_registry import FlowRegistry, default_registry
 from preflight_fsm.machine import ClarificationMachine
 from preflight_fsm.migration import Divergence
-from preflight_fsm.proof import PasskeyProof
 from preflight_fsm.snapshot import SealKeys
 from preflight_fsm.store.base import SessionStore, StoredSession
-from preflight_fsm.turn import Turn
+from preflight_fsm.turn_data import TurnData
+
+if TYPE_CHECKING:
+    from preflight_fsm.flow import Flow
+    from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.turn import Turn
 
 __all__ = [
     "Moved",
@@ -85,13 +89,14 @@ def open_envelope(session_id: str, stored: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SessionState:
-    """A stored session as restored: its id, the version read, and where it stands."""
+    """A stored session as restored: its id, the version read, and where it stands (its turn as
+    plain data; :attr:`turn` is the model)."""
 
     id: str
     version: int
     intention: str
     answers: Mapping[str, str]
-    turn: Turn
+    turn_data: TurnData
     updated_at: float
     expires_at: float
     created_at: float | None = None
@@ -100,10 +105,17 @@ class SessionState:
     decided_by: tuple[tuple[str, Source], ...] = ()
     owner: str | None = None
 
+    @property
+    def turn(self) -> Turn:
+        """Where the session stands, as the public model (validated from :attr:`turn_data`)."""
+        from preflight_fsm.turn import turn_from_data  # the models: the API's, not a command's
+
+        return turn_from_data(self.turn_data)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view, as ``--json`` prints it."""
-        turn = self.turn.model_dump(mode="json")
-        turn["finished"] = self.turn.finished
+        turn = self.turn_data.to_json()
+        turn["finished"] = self.turn_data.finished
         return {
             "session_id": self.id,
             "version": self.version,
@@ -214,7 +226,7 @@ class Sessions:
         """Start a session for ``owner`` (the authenticated principal; None: unauthenticated)
         and store it at version 1, with its own expiry (else the store's default) and its
         flow's fingerprint. Raises InvalidIntention, or InvalidAnswers naming ``owner``."""
-        machine = ClarificationMachine(intention, self.flow, owner)
+        machine = ClarificationMachine(intention, self.flows.current_data, owner)
         return self.state_of(self.create(machine, expire_after=expire_after), machine)
 
     def create(
@@ -228,7 +240,7 @@ class Sessions:
             session_id,
             seal_envelope(session_id, self._dump(machine)),
             expire_after=expire_after,
-            flow=machine.flow.fingerprint,
+            flow=machine.flow_data.fingerprint,
         )
 
     def answer(
@@ -249,7 +261,7 @@ class Sessions:
         CorruptSession.
         """
         machine, record = self.load(session_id)
-        machine.step(answers, answered_by, principal=principal, proof=proof)
+        machine.advance(answers, answered_by, principal=principal, proof=proof)
         return self.state_of(self.save(session_id, machine, record.version), machine)
 
     def show(self, session_id: str) -> SessionState:
@@ -353,7 +365,7 @@ class Sessions:
             version=record.version,
             intention=machine.intention,
             answers=machine.answers,
-            turn=machine.turn,
+            turn_data=machine.turn_data,
             created_at=record.created_at,
             updated_at=record.updated_at,
             expires_at=record.expires_at,
