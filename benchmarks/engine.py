@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from benchmarks.report import Figure
-from benchmarks.timing import batched, side_by_side
+from benchmarks.timing import batched, paired, side_by_side
 from benchmarks.workloads import (
     LIVE,
     SCENARIOS,
@@ -43,27 +43,25 @@ def session_figures(inner: int, rounds: int) -> list[Figure]:
         turn = ours(scenario)
         _check(turn.state == "Done" and turn.patch == scenario.patch, f"{scenario.name}: {turn}")
         _check(theirs(adapter, heuristics, scenario) is not None, f"{scenario.name}: no patch")
-        times = side_by_side(
-            {
-                "ours": (partial(fresh, scenario), ours),
-                "theirs": (partial(fresh, scenario), partial(theirs, adapter, heuristics)),
-            },
+        times = paired(
+            (partial(fresh, scenario), ours),
+            (partial(fresh, scenario), partial(theirs, adapter, heuristics)),
             inner=inner,
             rounds=rounds,
         )
-        ratio = times["ours"] / times["theirs"]
+        ratio = times.ratio
         target = SESSION_TARGETS[scenario.name]
         turns = len(scenario.steps)
         figures += [
             Figure(
                 f"session.{scenario.name}.ours",
-                times["ours"] * US,
+                times.ours * US,
                 "µs",
                 note=f"construct + {turns} step{'s' * (turns > 1)} to Done",
             ),
             Figure(
                 f"session.{scenario.name}.preflights",
-                times["theirs"] * US,
+                times.theirs * US,
                 "µs",
                 note="peer: MockLLMAdapter generate_questions + extract_decision_patch",
             ),

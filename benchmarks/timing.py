@@ -16,11 +16,20 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
-__all__ = ["batched", "child_pid", "median_per_call", "process_cpu", "side_by_side"]
+__all__ = [
+    "Paired",
+    "batched",
+    "child_pid",
+    "median_per_call",
+    "paired",
+    "process_cpu",
+    "side_by_side",
+]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def _round(fn: Callable[[], object], inner: int) -> float:
@@ -65,6 +74,52 @@ def side_by_side(
         for name, (make, use) in order:
             samples[name].append(_timed(make, use, inner))
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+class Paired(NamedTuple):
+    """Two contenders timed in neighbouring rounds: seconds per call of each, and their ratio."""
+
+    ours: float
+    theirs: float
+    ratio: float
+    """The median of the rounds' ratios, ours over theirs."""
+
+
+def paired(
+    ours: tuple[Callable[[], T], Callable[[T], object]],
+    theirs: tuple[Callable[[], U], Callable[[U], object]],
+    *,
+    inner: int,
+    rounds: int,
+) -> Paired:
+    """``ours`` against ``theirs`` (each ``(make, use)``), for a ratio figure (D312).
+
+    A round times ``inner`` fresh items of ours, and as many of theirs as take about as long
+    (``inner`` times the two's ratio per call, measured before the rounds), who goes first
+    alternating. Equal durations put the two under the same share of the machine's interruptions
+    (each leaves the caches cold for a while: a round that is short for the cheaper contender
+    would be hit less often, and its median would flatter it); the figure is the median of the
+    rounds' ratios, each of two neighbouring rounds, so a swing of the machine's speed cancels.
+    """
+    ours[1](ours[0]())  # warm up: engines are built and caches filled outside the rounds
+    theirs[1](theirs[0]())
+    probe = max(1, inner // 4)
+    scale = statistics.median(_timed(*ours, probe) / _timed(*theirs, probe) for _ in range(5))
+    theirs_inner = max(1, round(inner * scale))
+    samples: list[tuple[float, float]] = []
+    for i in range(rounds):
+        if i % 2:
+            b = _timed(*theirs, theirs_inner)
+            a = _timed(*ours, inner)
+        else:
+            a = _timed(*ours, inner)
+            b = _timed(*theirs, theirs_inner)
+        samples.append((a, b))
+    return Paired(
+        statistics.median(a for a, _ in samples),
+        statistics.median(b for _, b in samples),
+        statistics.median(a / b for a, b in samples),
+    )
 
 
 def _timed(make: Callable[[], T], use: Callable[[T], object], inner: int) -> float:
