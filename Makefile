@@ -45,21 +45,23 @@ run: $(RUN_STAMP)
 # every start, they cost each run and each xdist worker about 1.5 s of CPU (D260).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
-# The whole suite on one worker more than the machine has cores (pytest-xdist; `make test
+# The whole suite on as many workers as the machine has cores (pytest-xdist; `make test
 # TEST_WORKERS=n` to choose), the package's doctests included, but the tests marked bench_check
 # (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check`
-# runs those. About a quarter of a worker's time its tests wait (a deadline, a page, a server
-# coming up) with nothing to run; a worker more runs tests then, for its start (about 4 s of CPU
-# collecting the suite; the run's warm interpreter is shared, D294): modelled on the 2-core idle
-# run's tests, 174 s with two workers, 154 s with three, no less with four (D291). `--dist load`
+# runs those. A worker costs its start wherever it runs: collecting the suite (about 4 s of CPU)
+# and, once each, what its tests use first (Chromium and Ada's passkey, PostgreSQL, the LLM SDKs'
+# imports, the modules' servers); a third worker on 2 cores ran the tests that wait (a deadline,
+# a page) while the others did, but its start cost 10-20 s of CPU, as much as those waits: on 64
+# files, 90 s of CPU with two workers against 105 s with three, no faster (D313, which replaces
+# D291's `nproc + 1`). `--dist load`
 # sends each worker tests in batches; `loadgroup` (needed by no test here: only bench_check tests
 # have an xdist_group) sends them one at a time, and a worker waited on the controller between
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
-# sooner (the same model: `load` already ends both workers within a second of each other),
+# sooner (a model of the idle run: `load` already ends the workers within a second of each other),
 # nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
 # Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too;
 # `make bench-check` runs them again on 200 (D283).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+TEST_WORKERS ?= $(shell nproc)
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
 		$(PYTEST) -n $(TEST_WORKERS) --dist load -m "not bench_check" tests README.md docs src/preflight_fsm

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from benchmarks.report import Figure
-from benchmarks.timing import batched, side_by_side
+from benchmarks.timing import batched, paired
 from benchmarks.workloads import (
     LIVE,
     SCENARIOS,
@@ -43,27 +43,25 @@ def session_figures(inner: int, rounds: int) -> list[Figure]:
         turn = ours(scenario)
         _check(turn.state == "Done" and turn.patch == scenario.patch, f"{scenario.name}: {turn}")
         _check(theirs(adapter, heuristics, scenario) is not None, f"{scenario.name}: no patch")
-        times = side_by_side(
-            {
-                "ours": (partial(fresh, scenario), ours),
-                "theirs": (partial(fresh, scenario), partial(theirs, adapter, heuristics)),
-            },
+        times = paired(
+            (partial(fresh, scenario), ours),
+            (partial(fresh, scenario), partial(theirs, adapter, heuristics)),
             inner=inner,
             rounds=rounds,
         )
-        ratio = times["ours"] / times["theirs"]
+        ratio = times.ratio
         target = SESSION_TARGETS[scenario.name]
         turns = len(scenario.steps)
         figures += [
             Figure(
                 f"session.{scenario.name}.ours",
-                times["ours"] * US,
+                times.numerator * US,
                 "µs",
                 note=f"construct + {turns} step{'s' * (turns > 1)} to Done",
             ),
             Figure(
                 f"session.{scenario.name}.preflights",
-                times["theirs"] * US,
+                times.denominator * US,
                 "µs",
                 note="peer: MockLLMAdapter generate_questions + extract_decision_patch",
             ),
@@ -92,18 +90,16 @@ def step_figures(inner: int, rounds: int) -> list[Figure]:
     # The step and restore + step alternate round by round: timed in separate batches, each
     # runs with the caches and branch predictors warm for itself alone, which a service that
     # restores and steps never sees (docs/performance.md).
-    paired = side_by_side(
-        {
-            "step": (lambda: (live_session(), dict(answers)), lambda m: m[0].step(m[1])),
-            "restore_step": (
-                lambda: (text.encode().decode(), dict(answers)),
-                lambda t: ClarificationMachine.from_snapshot(t[0]).step(t[1]),
-            ),
-        },
+    paired_times = paired(
+        (
+            lambda: (text.encode().decode(), dict(answers)),
+            lambda t: ClarificationMachine.from_snapshot(t[0]).step(t[1]),
+        ),
+        (lambda: (live_session(), dict(answers)), lambda m: m[0].step(m[1])),
         inner=inner,
         rounds=rounds,
     )
-    step, restore_step = paired["step"], paired["restore_step"]
+    step, restore_step = paired_times.denominator, paired_times.numerator
     held = live_session()
     dump = batched(
         lambda: held, lambda m: m.snapshot().model_dump_json(), inner=inner, rounds=rounds
@@ -114,7 +110,7 @@ def step_figures(inner: int, rounds: int) -> list[Figure]:
         inner=inner,
         rounds=rounds,
     )
-    ratio = restore_step / step
+    ratio = paired_times.ratio
     return [
         Figure("step", step * US, "µs", note="a live two-phase session: its field answer, to Done"),
         Figure("snapshot.to_json", dump * US, "µs", note=f"{len(text)} bytes of JSON"),

@@ -8,7 +8,10 @@ peer, ``preflights-mcp`` (in-memory sessions), which crashes on the 2.x SDK and 
 own environment, ``.venv-preflights-mcp`` (``preflights==1.1.4``, ``mcp==1.25.0``, the version of
 its lock file; ``make bench`` creates it). Every ``require_clarification`` call is timed from the
 client's send to its parsed and schema-validated result; the figures are the p50 and p99 of those
-calls. The servers' own CPU per call is read from the kernel (``/proc/<pid>/task/*/schedstat``).
+calls. The servers' own CPU per call is read from the kernel (``/proc/<pid>/task/*/schedstat``),
+and the client's (this process's CPU while it drives one server) beside it: the client parses
+every result and checks it against the tool's published output schema, with jsonschema, on the
+round trip's path.
 
 Preflights' server answers the same intentions with the questions its own mock asks, driven by
 the same choices; it asks more calls per session (``allowlist_paths``/``acceptance_criteria``),
@@ -210,13 +213,14 @@ async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
                 timers[name] = _Timer(client)
                 pids[name] = child_pid(markers[name])
             cpu = dict.fromkeys(servers, 0.0)
+            client_cpu = dict.fromkeys(servers, 0.0)
             endings: set[str] = set()
             k = 0
             for r in range(rounds + 1):  # round 0 warms up (untimed)
                 names = list(servers)
                 names = names[r % len(names) :] + names[: r % len(names)]
                 for name in names:
-                    before = process_cpu(pids[name])
+                    before, client_before = process_cpu(pids[name]), time.process_time()
                     for scenario in SCENARIOS:
                         for _ in range(per_round):
                             k += 1
@@ -225,11 +229,17 @@ async def _run(rounds: int, per_round: int, peer: bool) -> dict[str, Any]:
                                 endings.add(f"{scenario.name}: {ended}")
                     if r > 0:
                         cpu[name] += process_cpu(pids[name]) - before
+                        client_cpu[name] += time.process_time() - client_before
         if not (ours_dir / ".preflight-fsm" / "sessions.sqlite3").exists():
             raise AssertionError("our server did not use the CLI's default SQLite store")
     samples = {name: timer.samples for name, timer in timers.items()}
-    per_call = {name: cpu[name] / max(1, timers[name].calls) for name in servers}
-    return {"samples": samples, "cpu": per_call, "endings": sorted(endings)}
+    calls = {name: max(1, timers[name].calls) for name in servers}
+    return {
+        "samples": samples,
+        "cpu": {name: cpu[name] / calls[name] for name in servers},
+        "client_cpu": {name: client_cpu[name] / calls[name] for name in servers},
+        "endings": sorted(endings),
+    }
 
 
 def _skipped(why: str) -> list[Figure]:
@@ -244,6 +254,7 @@ _NAMES = (
     ("mcp.stdio.preflights.p50", "ms"),
     ("mcp.stdio.preflights.ratio", "x"),
     ("mcp.stdio.ours.server_cpu", "ms"),
+    ("mcp.stdio.ours.client_cpu", "ms"),
 )
 
 
@@ -257,7 +268,7 @@ def mcp_figures(rounds: int, per_round: int) -> list[Figure]:
     peer_missing = _peer_missing()
     runner: Callable[[], Any] = lambda: _run(rounds, per_round, peer_missing is None)  # noqa: E731
     measured = anyio.run(runner)
-    s, cpu = measured["samples"], measured["cpu"]
+    s, cpu, client_cpu = measured["samples"], measured["cpu"], measured["client_cpu"]
     ours, echo = statistics.median(s["ours"]) * 1e3, statistics.median(s["echo"]) * 1e3
     ratio = ours / echo
     calls = f"{len(s['ours'])} calls, {rounds} rounds"
@@ -283,6 +294,13 @@ def mcp_figures(rounds: int, per_round: int) -> list[Figure]:
             cpu["ours"] * 1e3,
             "ms",
             note=f"per call; the echo server's {cpu['echo'] * 1e3:.2f} ms",
+        ),
+        Figure(
+            "mcp.stdio.ours.client_cpu",
+            client_cpu["ours"] * 1e3,
+            "ms",
+            note="the client's per call: parsing our result and checking it against the "
+            f"published output schema; on the echo's {client_cpu['echo'] * 1e3:.2f} ms",
         ),
     ]
     if peer_missing is not None:

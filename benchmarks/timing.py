@@ -14,13 +14,21 @@ import gc
 import os
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
-__all__ = ["batched", "child_pid", "median_per_call", "process_cpu", "side_by_side"]
+__all__ = [
+    "Paired",
+    "batched",
+    "child_pid",
+    "median_per_call",
+    "paired",
+    "process_cpu",
+]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def _round(fn: Callable[[], object], inner: int) -> float:
@@ -43,28 +51,53 @@ def median_per_call(fn: Callable[[], object], *, inner: int, rounds: int) -> flo
     return statistics.median(_round(fn, inner) for _ in range(rounds))
 
 
-def side_by_side(
-    contenders: Mapping[str, tuple[Callable[[], T], Callable[[T], object]]],
+class Paired(NamedTuple):
+    """Two contenders timed in neighbouring rounds: seconds per call of each, and their ratio."""
+
+    numerator: float
+    denominator: float
+    ratio: float
+    """The median of the rounds' ratios, numerator over denominator."""
+
+
+def paired(
+    numerator: tuple[Callable[[], T], Callable[[T], object]],
+    denominator: tuple[Callable[[], U], Callable[[U], object]],
     *,
     inner: int,
     rounds: int,
-) -> dict[str, float]:
-    """Median seconds per ``use(item)`` of each contender ``(make, use)``, in alternating rounds.
+) -> Paired:
+    """``numerator`` against ``denominator`` (each ``(make, use)``), for a ratio figure (D312).
 
-    Every round makes ``inner`` fresh items per contender, untimed: each call gets inputs of its
-    own, as a service's sessions do (no string object or dict is shared between calls).
+    A round times ``inner`` fresh items of the numerator, and as many of the denominator as take
+    about as long (``inner`` times the two's ratio per call, measured before the rounds), who goes
+    first alternating. Equal durations put the two under the same share of the machine's
+    interruptions (each leaves the caches cold for a while: a round that is short for the cheaper
+    contender would be hit less often, and its median would flatter it); the figure is the median
+    of the rounds' ratios, each of two neighbouring rounds, so a swing of the machine's speed
+    cancels.
     """
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for make, use in contenders.values():
-        use(make())
+    numerator[1](numerator[0]())  # warm up: engines are built and caches filled outside the rounds
+    denominator[1](denominator[0]())
+    probe = max(1, inner // 4)
+    scale = statistics.median(
+        _timed(*numerator, probe) / _timed(*denominator, probe) for _ in range(5)
+    )
+    denominator_inner = max(1, round(inner * scale))
+    samples: list[tuple[float, float]] = []
     for i in range(rounds):
-        # Alternate who goes first, so neither always runs right after a collection.
-        order = list(contenders.items())
         if i % 2:
-            order.reverse()
-        for name, (make, use) in order:
-            samples[name].append(_timed(make, use, inner))
-    return {name: statistics.median(values) for name, values in samples.items()}
+            b = _timed(*denominator, denominator_inner)
+            a = _timed(*numerator, inner)
+        else:
+            a = _timed(*numerator, inner)
+            b = _timed(*denominator, denominator_inner)
+        samples.append((a, b))
+    return Paired(
+        statistics.median(a for a, _ in samples),
+        statistics.median(b for _, b in samples),
+        statistics.median(a / b for a, b in samples),
+    )
 
 
 def _timed(make: Callable[[], T], use: Callable[[T], object], inner: int) -> float:

@@ -69,6 +69,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
         "mcp.stdio.ours.p99",
         "mcp.stdio.ratio",
         "mcp.stdio.ours.server_cpu",
+        "mcp.stdio.ours.client_cpu",
         "mcp.stdio.preflights.p50",
         "mcp.stdio.preflights.ratio",
     ),
