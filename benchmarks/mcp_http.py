@@ -8,7 +8,7 @@ same calls from the same clients; the two alternate phase by phase and the figur
 over the rounds. CPU rather than wall time: the clients run on the same two cores, so a wall
 figure would measure them as much as the server.
 
-Authentication: a third process serves the same store behind a tokens file (``--tokens``); its
+Authentication: another process serves the same store behind a tokens file (``--tokens``); its
 clients send their bearer token. Its CPU per call against the unauthenticated process's is what
 authentication (and the ownership check on every call) costs.
 
