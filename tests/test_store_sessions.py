@@ -352,3 +352,25 @@ def test_a_stored_step_with_an_unclean_principal_writes_nothing() -> None:
     with pytest.raises(InvalidAnswers):
         sessions.answer(started.id, {"auth_strategy": "OAuth"}, principal="al\u200bice")
     assert started.version == sessions.show(started.id).version
+
+
+def test_a_stored_sessions_turn_is_the_turn_its_engine_shares(sessions: Sessions) -> None:
+    """D308: ``SessionState.turn`` is the model of its plain turn, the very Turn a machine at the
+    same position holds (turns are shared, D46), not one validated afresh at every read."""
+    state = sessions.show(sessions.start("Add OAuth login").id)
+    assert (ClarificationMachine("Add OAuth login").turn, state.turn_data.to_json()) == (
+        state.turn,
+        state.turn.model_dump(mode="json"),
+    )
+    assert ClarificationMachine("Add OAuth login").turn is state.turn
+
+
+def test_a_session_state_built_without_its_session_gives_its_turn_all_the_same(
+    sessions: Sessions,
+) -> None:
+    """A SessionState made by hand from its plain turn validates the Turn from it."""
+    state = sessions.answer(sessions.start("Add OAuth login").id, {"auth_strategy": "OAuth"})
+    copied = SessionState(
+        state.id, state.version, state.intention, state.answers, state.turn_data, 0.0, 0.0
+    )
+    assert state.turn == copied.turn

@@ -18,7 +18,7 @@ import builtins
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from preflight_fsm.answered_by import AnsweredBy, Source
@@ -39,6 +39,7 @@ from preflight_fsm.turn_data import TurnData
 if TYPE_CHECKING:
     from preflight_fsm.flow import Flow
     from preflight_fsm.proof import PasskeyProof
+    from preflight_fsm.session import Session
     from preflight_fsm.turn import Turn
 
 __all__ = [
@@ -104,13 +105,16 @@ class SessionState:
     steps: tuple[StepRecord, ...] = ()
     decided_by: tuple[tuple[str, Source], ...] = ()
     owner: str | None = None
+    # The session it was read from: :attr:`turn` is its Turn, one of those its engine shares.
+    _session: Session | None = field(default=None, repr=False, compare=False)
 
     @property
     def turn(self) -> Turn:
-        """Where the session stands, as the public model (validated from :attr:`turn_data`)."""
-        from preflight_fsm.turn import turn_from_data  # the models: the API's, not a command's
+        """Where the session stands, as the public model (the Turn :attr:`turn_data` holds)."""
+        from preflight_fsm.turn import turn_from_data, turn_of  # the API's models, not a command's
 
-        return turn_from_data(self.turn_data)
+        session = self._session
+        return turn_from_data(self.turn_data) if session is None else turn_of(session)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view, as ``--json`` prints it."""
@@ -373,4 +377,5 @@ class Sessions:
             steps=step_records(machine),
             decided_by=machine.decided_by,
             owner=machine.owner,
+            _session=machine._session,
         )
