@@ -44,7 +44,7 @@ from tests.redis_server import redis_missing, throwaway_redis
 
 from benchmarks.mcp import OURS, sdk_missing
 from benchmarks.report import Figure
-from benchmarks.timing import process_cpu
+from benchmarks.timing import main_thread_cpu, process_cpu
 
 __all__ = ["http_figures", "serving"]
 
@@ -58,6 +58,8 @@ AUTH_TARGET = 1.05
 _NAMES = (
     ("mcp.http.echo.server_cpu", "ms"),
     ("mcp.http.ours.server_cpu", "ms"),
+    ("mcp.http.echo.worker_cpu", "ms"),
+    ("mcp.http.ours.worker_cpu", "ms"),
     ("mcp.http.ratio", "x"),
     ("mcp.http.scaling", "x"),
     ("mcp.http.auth.server_cpu", "ms"),
@@ -158,24 +160,29 @@ async def _measure(
                 for i in range(n_clients)
             ]
         per_call: dict[str, list[float]] = {name: [] for name in urls}
+        off_loop: dict[str, list[float]] = {name: [] for name in urls}
         rate: dict[str, list[float]] = {name: [] for name in urls}
         k = 0
         for r in range(rounds + 1):  # round 0 warms up
             names = list(urls) if r % 2 else list(reversed(urls))
             for name in names:
                 before = sum(process_cpu(pid) for pid in pids[name])
+                before_loop = sum(main_thread_cpu(pid) for pid in pids[name])
                 start = time.perf_counter()
                 calls = await _phase(clients[name], each, name == "echo", k)
                 elapsed = time.perf_counter() - start
                 k += n_clients * each
                 if r:
                     used = sum(process_cpu(pid) for pid in pids[name]) - before
+                    on_loop = sum(main_thread_cpu(pid) for pid in pids[name]) - before_loop
                     per_call[name].append(used / calls)
+                    off_loop[name].append((used - on_loop) / calls)
                     rate[name].append(calls / elapsed)
     return {
         "rounds": per_call,
         "cpu": {name: statistics.median(values) for name, values in per_call.items()},
         "rate": {name: statistics.median(values) for name, values in rate.items()},
+        "workers": {name: statistics.median(values) for name, values in off_loop.items()},
     }
 
 
@@ -226,7 +233,7 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
                 {"auth": token},
             )
             measured = anyio.run(runner)
-    cpu, rate = measured["cpu"], measured["rate"]
+    cpu, rate, workers = measured["cpu"], measured["rate"], measured["workers"]
     ratio = cpu["ours"] / cpu["echo"]
     pair, apart = measured["rounds"]["pair"], measured["rounds"]["apart"]
     scaling = 2 * statistics.median(a / p for a, p in zip(apart, pair, strict=True))
@@ -244,6 +251,20 @@ def http_figures(clients: int, rounds: int, each: int) -> list[Figure]:
             "ms",
             note=f"per call, one process on Redis, {clients} clients at once; "
             f"{rate['ours']:,.0f} calls/s here",
+        ),
+        Figure(
+            "mcp.http.echo.worker_cpu",
+            workers["echo"] * 1e3,
+            "ms",
+            note="of the echo's server CPU per call, its worker threads' (the SDK runs a sync "
+            "tool there); the rest is the event loop's",
+        ),
+        Figure(
+            "mcp.http.ours.worker_cpu",
+            workers["ours"] * 1e3,
+            "ms",
+            note="of ours, its worker threads': the tool's store work (load, step, "
+            "compare-and-set, the Redis round trips; D316); the rest is the event loop's",
         ),
         Figure(
             "mcp.http.ratio",

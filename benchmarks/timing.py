@@ -133,6 +133,12 @@ def process_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def main_thread_cpu(pid: int) -> float:
+    """Seconds of CPU the main thread of process ``pid`` has run (a server's event loop), from
+    the same count as :func:`process_cpu`; the rest of the process's is its other threads'."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+
+
 def child_pid(marker: str) -> int:
     """The pid of this process's child whose command line holds ``marker``."""
     for children in Path(f"/proc/{os.getpid()}/task").glob("*/children"):

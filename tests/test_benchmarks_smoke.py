@@ -76,6 +76,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "http": (
         "mcp.http.echo.server_cpu",
         "mcp.http.ours.server_cpu",
+        "mcp.http.echo.worker_cpu",
+        "mcp.http.ours.worker_cpu",
         "mcp.http.ratio",
         "mcp.http.scaling",
         "mcp.http.auth.server_cpu",

@@ -501,6 +501,30 @@ def test_a_redis_create_whose_ttl_fails_leaves_no_session(redis_url: str) -> Non
         assert 0 == store._client.exists(key)
 
 
+def test_a_redis_store_runs_commands_one_after_another_on_one_connection_it_closes(
+    redis_url: str,
+) -> None:
+    """Sessions created, read and written one after another use one connection of the store's
+    (each command's client is put back, none left behind), and closing the store closes it."""
+    import redis
+
+    from preflight_fsm.store.redis import RedisStore
+
+    flush(redis_url)
+    probe = redis.Redis.from_url(redis_url)
+    try:
+        alone = int(probe.info("clients")["connected_clients"])  # the probe itself
+        with RedisStore(redis_url) as store:
+            for n in range(5):
+                store.create(f"s{n}", "x")
+                store.put(f"s{n}", "y", store.get(f"s{n}").version)
+            assert 5 == len(store.list())
+            assert alone + 1 == int(probe.info("clients")["connected_clients"])
+        assert alone == int(probe.info("clients")["connected_clients"])
+    finally:
+        probe.close()
+
+
 def test_a_backup_of_a_store_in_use_opens_alone_with_every_session(tmp_path: Path) -> None:
     """SqliteStore.backup copies a store still in use (its steps in the -wal) to a file that
     opens alone and holds every session, never refused as a copy made without its -wal."""

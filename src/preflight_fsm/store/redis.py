@@ -18,6 +18,7 @@ and ``unix://`` URLs alike) never appear in any message (:func:`redacted`).
 from __future__ import annotations
 
 import math
+import queue
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -141,6 +142,7 @@ class RedisStore(SessionStore):
             raise StoreUnavailable(
                 f"not a Redis URL: {self.location_shown!r} ({self._hidden(str(exc))})"
             ) from None
+        self._idle: queue.SimpleQueue[redis.Redis] = queue.SimpleQueue()
         self._create = self._client.register_script(_CREATE)
         self._put = self._client.register_script(_PUT)
         self._delete_if_version = self._client.register_script(_DELETE_IF_VERSION)
@@ -157,19 +159,24 @@ class RedisStore(SessionStore):
         return self.location_shown
 
     def close(self) -> None:
-        self._client.close()
+        while True:
+            try:
+                self._idle.get_nowait().close()  # its connection back to the pool
+            except queue.Empty:
+                break
+        self._client.close()  # the pool's connections
 
     # -- the interface -------------------------------------------------------------------------
 
     def get(self, session_id: str) -> StoredSession:
         key = self._key(self.checked_id(session_id))
-        with self._guard(session_id):
-            row = cast(dict[bytes, bytes], self._client.hgetall(key))
+        with self._guard(session_id), self._connection() as client:
+            row = cast(dict[bytes, bytes], client.hgetall(key))
             if not row:
                 raise SessionNotFound(session_id)
             record = _record(session_id, row)
             if self.is_expired(record.updated_at, expire_after=record.expire_after):
-                self._delete_if_version(keys=[key], args=[str(record.version)])
+                self._delete_if_version(keys=[key], args=[str(record.version)], client=client)
                 raise SessionExpired(session_id, record.expire_after)
             return record
 
@@ -181,10 +188,9 @@ class RedisStore(SessionStore):
         expiry, flow = self.expiry_for(expire_after), self.checked_flow(flow)
         now = self.clock()
         ttl_ms = str(min(math.ceil(expiry * 2000), _MAX_TTL_MS))
-        with self._guard(session_id):
-            status, *_ = _decode(
-                self._create(keys=[key], args=[snapshot, repr(now), ttl_ms, repr(expiry), flow])
-            )
+        args = [snapshot, repr(now), ttl_ms, repr(expiry), flow]
+        with self._guard(session_id), self._connection() as client:
+            status, *_ = _decode(self._create(keys=[key], args=args, client=client))
         if status == "exists":
             raise SessionConflict(session_id, None, None)
         return StoredSession(session_id, 1, snapshot, now, now, expiry, flow)
@@ -196,10 +202,10 @@ class RedisStore(SessionStore):
         self.checked_snapshot(snapshot)
         moved = "" if flow is None else self.checked_flow(flow)
         now = self.clock()
-        with self._guard(session_id):
-            # The script compares the version as text: an int's str() is canonical.
-            args = [str(expected_version), snapshot, repr(now), str(expected_version + 1), moved]
-            status, detail, *rest = _decode(self._put(keys=[key], args=args))
+        # The script compares the version as text: an int's str() is canonical.
+        args = [str(expected_version), snapshot, repr(now), str(expected_version + 1), moved]
+        with self._guard(session_id), self._connection() as client:
+            status, detail, *rest = _decode(self._put(keys=[key], args=args, client=client))
         if status == "missing":
             raise SessionNotFound(session_id)
         if status == "corrupt":
@@ -216,21 +222,21 @@ class RedisStore(SessionStore):
 
     def delete(self, session_id: str) -> None:
         key = self._key(self.checked_id(session_id))
-        with self._guard(session_id):
-            removed = self._client.delete(key)
+        with self._guard(session_id), self._connection() as client:
+            removed = client.delete(key)
         if not removed:
             raise SessionNotFound(session_id)
 
     def entries(self, *, flow: str | None = None) -> list[SessionEntry | CorruptSession]:
-        with self._guard(None):
-            keys = sorted(self._client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500))
+        with self._guard(None), self._connection() as client:
+            keys = sorted(client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500))
             found: list[SessionEntry | CorruptSession] = []
             now = self.clock()
             for raw in keys:
                 key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
                 session_id = key[len(self.prefix) :]
                 try:
-                    values = cast(list[bytes | None], self._client.hmget(key, list(_META)))
+                    values = cast(list[bytes | None], client.hmget(key, list(_META)))
                 except self._redis.ResponseError:
                     found.append(CorruptSession(session_id, "its key does not hold a hash"))
                     continue
@@ -253,24 +259,25 @@ class RedisStore(SessionStore):
         """Expired sessions by the store's clock (the keys' TTL, twice each expiry, reclaims the
         rest without being asked); each removed only if no write came first."""
         removed = 0
-        with self._guard(None):
-            for raw in self._client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+        with self._guard(None), self._connection() as client:
+            for raw in client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
                 if removed >= limit:
                     break
                 key = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
                 try:
-                    values = cast(list[bytes | None], self._client.hmget(key, list(_META)))
+                    values = cast(list[bytes | None], client.hmget(key, list(_META)))
                     entry = _entry(key[len(self.prefix) :], values)
                 except (self._redis.ResponseError, CorruptSession):
                     continue  # not a session's hash, or one deleted since the scan: not ours
                 if self.is_expired(entry.updated_at, expire_after=entry.expire_after):
-                    removed += int(self._delete_if_version(keys=[key], args=[str(entry.version)]))
+                    version = [str(entry.version)]
+                    removed += int(self._delete_if_version(keys=[key], args=version, client=client))
         return removed
 
     def check(self) -> str | None:
         try:
-            with self._guard(None):
-                self._client.ping()
+            with self._guard(None), self._connection() as client:
+                client.ping()
         except StoreUnavailable as exc:
             return str(exc)
         return None
@@ -281,9 +288,9 @@ class RedisStore(SessionStore):
         None too when the server does not let this user read its configuration (``CONFIG GET``).
         """
         try:
-            with self._guard(None):
-                appendonly = self._client.config_get("appendonly").get("appendonly")
-                save = self._client.config_get("save").get("save")
+            with self._guard(None), self._connection() as client:
+                appendonly = client.config_get("appendonly").get("appendonly")
+                save = client.config_get("save").get("save")
         except StoreUnavailable:
             return None
         if appendonly in ("no", b"no") and save in ("", b""):
@@ -299,14 +306,35 @@ class RedisStore(SessionStore):
         memory pressure Redis then deletes live sessions, which read as never started. None when
         it does not evict, or does not let this user read its configuration."""
         try:
-            with self._guard(None):
-                found = self._client.config_get("maxmemory-policy").get("maxmemory-policy")
+            with self._guard(None), self._connection() as client:
+                found = client.config_get("maxmemory-policy").get("maxmemory-policy")
         except StoreUnavailable:
             return None
         policy = found.decode() if isinstance(found, bytes) else found
         return None if policy in (None, "noeviction") else str(policy)
 
     # -- plumbing ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self) -> Iterator[redis.Redis]:
+        """A client holding one connection of its own: an idle one, else a new one, put back
+        for the next command once the block ends.
+
+        Every command goes through here. redis-py's pooled client takes a connection from its pool
+        and gives it back around each command, with a lock and its metrics each way: about a
+        quarter of its CPU per command (D316, docs/performance.md). A client holds at most as many
+        connections as commands ran at once, as the pool did; ``close`` closes them all.
+        """
+        try:
+            client = self._idle.get_nowait()
+        except queue.Empty:
+            # Connects at once, inside the caller's _guard; the pool's settings are the URL's.
+            pool = self._client.connection_pool
+            client = self._redis.Redis(connection_pool=pool, single_connection_client=True)
+        try:
+            yield client
+        finally:
+            self._idle.put(client)
 
     def _key(self, session_id: str) -> str:
         return f"{self.prefix}{session_id}"
