@@ -20,7 +20,7 @@ import warm_processes
 from built_package import BuiltPackage, Wheelhouse, build_once, wheelhouse_once
 
 # `make bench-check` (and a bare pytest run under `CI`): each property on 200 inputs; `make test`
-# runs `dev`'s 100 (D283), and `core`'s 20 on CI, whose bench-check runs the 200 after it (D314).
+# runs `dev`'s 100 (D283), on CI too (D314).
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
