@@ -59,9 +59,9 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
 # sooner (a model of the idle run: `load` already ends the workers within a second of each other),
 # nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
-# Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py);
-# `make bench-check` runs them again on 200 (D283), and CI (`.ci/run`), which runs both, sets
-# `core`'s 20 for `make test` (D314).
+# Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too
+# (D314: CI runs the README's command as a person does); `make bench-check` runs them again on 200
+# (D283).
 TEST_WORKERS ?= $(shell nproc)
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
