@@ -45,15 +45,14 @@ run: $(RUN_STAMP)
 # every start, they cost each run and each xdist worker about 1.5 s of CPU (D260).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
-# The whole suite on as many workers as the machine has cores (pytest-xdist; `make test
+# The whole suite on one worker more than the machine has cores (pytest-xdist; `make test
 # TEST_WORKERS=n` to choose), the package's doctests included, but the tests marked bench_check
 # (the benchmarks' smoke runs, callgrind's, and the exhaustive Unicode scans): `make bench-check`
-# runs those. A worker costs its start wherever it runs: collecting the suite (about 4 s of CPU)
-# and, once each, what its tests use first (Chromium and Ada's passkey, PostgreSQL, the LLM SDKs'
-# imports, the modules' servers); a third worker on 2 cores ran the tests that wait (a deadline,
-# a page) while the others did, but its start cost 10-20 s of CPU, as much as those waits: on 64
-# files, 90 s of CPU with two workers against 105 s with three, no faster (D313, which replaces
-# D291's `nproc + 1`). `--dist load`
+# runs those. Some of a worker's time its tests wait (a deadline, a page, a server coming up) with
+# nothing to run; a worker more runs tests then, for its start (about 4 s of CPU collecting the
+# suite, and what its tests use first: Chromium, PostgreSQL, the LLM SDKs' imports). On the 2-core
+# idle machine the whole suite took 89 and 89 s wall with three workers, 96 and 98 s with two,
+# for about 8 s of CPU more (D291, D313). `--dist load`
 # sends each worker tests in batches; `loadgroup` (needed by no test here: only bench_check tests
 # have an xdist_group) sends them one at a time, and a worker waited on the controller between
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
@@ -62,7 +61,7 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too
 # (D314: CI runs the README's command as a person does); `make bench-check` runs them again on 200
 # (D283).
-TEST_WORKERS ?= $(shell nproc)
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
 		$(PYTEST) -n $(TEST_WORKERS) --dist load -m "not bench_check" tests README.md docs src/preflight_fsm
