@@ -30,41 +30,54 @@ def _parse(paths: list[Path]) -> subprocess.CompletedProcess[str]:
     )
 
 
-@NEEDS_MERMAID
-def test_every_kind_of_picture_parses_as_a_mermaid_flowchart(tmp_path: Path) -> None:
-    """The flow, a session path and a diff are flowcharts Mermaid's parser accepts."""
+def _pictures() -> dict[str, str]:
+    """Every Mermaid text the tests check, by name: one node process parses them all (node and
+    Mermaid's import take about a second of CPU each run)."""
     old, new = example_flows(ROOT)
     graphs = {
         "flow": flow_graph(),
         "session": session_graph(example_session()),
         "diff": diff_graph(old, new),
     }
-    paths = []
-    for name, graph in graphs.items():
-        path = tmp_path / f"{name}.mmd"
-        path.write_text(to_mermaid(graph), encoding="utf-8")
-        paths.append(path)
-    result = _parse(paths)
-    assert 0 == result.returncode, result.stdout + result.stderr
-    assert [f"ok {p} flowchart-v2" for p in paths] == result.stdout.splitlines()
+    texts = {name: to_mermaid(graph) for name, graph in graphs.items()}
+    texts["broken"] = 'flowchart TD\n    A -->|"x"|\n'
+    doc = (ROOT / "docs/flow.md").read_text(encoding="utf-8")
+    texts["flow-doc"] = doc.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    return texts
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Mermaid's verdict on each of :func:`_pictures`, by name: ``ok <type>`` or ``FAIL <why>``;
+    the checker exits 1, as one of them (``broken``) fails."""
+    folder = tmp_path_factory.mktemp("mermaid")
+    paths = {}
+    for name, text in _pictures().items():
+        paths[name] = folder / f"{name}.mmd"
+        paths[name].write_text(text, encoding="utf-8")
+    result = _parse(list(paths.values()))
+    lines = result.stdout.splitlines()
+    assert (1, len(paths)) == (result.returncode, len(lines)), result.stdout + result.stderr
+    return {
+        name: line.replace(f" {path}", "", 1)
+        for (name, path), line in zip(paths.items(), lines, strict=True)
+    }
 
 
 @NEEDS_MERMAID
-def test_the_parser_refuses_broken_mermaid(tmp_path: Path) -> None:
+def test_every_kind_of_picture_parses_as_a_mermaid_flowchart(verdicts: dict[str, str]) -> None:
+    """The flow, a session path and a diff are flowcharts Mermaid's parser accepts."""
+    expected = {name: "ok flowchart-v2" for name in ("flow", "session", "diff")}
+    assert expected == {name: verdicts[name] for name in expected}
+
+
+@NEEDS_MERMAID
+def test_the_parser_refuses_broken_mermaid(verdicts: dict[str, str]) -> None:
     """The check is real: a link without a target is refused."""
-    broken = tmp_path / "broken.mmd"
-    broken.write_text('flowchart TD\n    A -->|"x"|\n', encoding="utf-8")
-    result = _parse([broken])
-    assert 1 == result.returncode
-    assert result.stdout.startswith(f"FAIL {broken}")
+    assert verdicts["broken"].startswith("FAIL ")
 
 
 @NEEDS_MERMAID
-def test_docs_flow_mermaid_block_parses(tmp_path: Path) -> None:
+def test_docs_flow_mermaid_block_parses(verdicts: dict[str, str]) -> None:
     """The Mermaid block GitHub draws in docs/flow.md parses."""
-    text = (ROOT / "docs/flow.md").read_text(encoding="utf-8")
-    block = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
-    path = tmp_path / "flow-doc.mmd"
-    path.write_text(block, encoding="utf-8")
-    result = _parse([path])
-    assert 0 == result.returncode, result.stdout
+    assert verdicts["flow-doc"].startswith("ok ")
