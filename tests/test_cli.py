@@ -170,6 +170,13 @@ def test_a_non_ascii_answer_loads_the_unicode_rules_and_is_checked(tmp_path: Pat
     )
 
 
+def test_setup_prints_a_configuration_without_importing_the_mcp_sdk(tmp_path: Path) -> None:
+    """`setup` looks the SDK up instead of importing it (most of a second of CPU): it prints a
+    configuration, and the server it configures imports the SDK when it starts."""
+    imported = _imported(tmp_path, "setup", "--client", "cursor")
+    assert [] == _within(imported, ("mcp",))
+
+
 def test_pf_without_web_imports_neither_the_mcp_sdk_nor_the_answer_page(tmp_path: Path) -> None:
     """`pf start` without --web runs without the MCP SDK and the answer page it serves (a second
     of CPU to import, where the whole start takes half of one)."""

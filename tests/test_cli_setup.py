@@ -225,7 +225,30 @@ def test_without_the_mcp_extra_setup_exits_2_with_its_install_command(
     from preflight_fsm.cli import app, mcp
 
     why = "the MCP SDK is not installed; install it with: pip install 'preflight-fsm[mcp]'"
-    monkeypatch.setattr(mcp, "missing_sdk", lambda: why)
+    monkeypatch.setattr(mcp, "absent_sdk", lambda: why)
     result = CliRunner().invoke(app, ["setup", "--client", "cursor"])
     assert (2, "") == (result.exit_code, result.stdout)
     assert "install it with: pip install 'preflight-fsm[mcp]'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "module", ["mcp.server.no_such_server", "mcp.no_such_package.mcpserver", "no_such_sdk.server.x"]
+)
+def test_setup_finds_the_sdk_absent_where_its_server_module_is_not_installed(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup `setup` makes (without importing the SDK) says what `mcp` would: not installed,
+    with the install command, wherever on the module's path the lookup stops."""
+    from preflight_fsm.cli import mcp
+
+    monkeypatch.setattr(mcp, "_SDK_SERVER", module)
+    why = mcp.absent_sdk()
+    assert why is not None
+    assert why.startswith("the MCP SDK is not installed; install it with: ")
+
+
+def test_setup_finds_the_installed_sdk_as_the_server_does() -> None:
+    """Where the SDK is installed, the lookup and the import agree: nothing is missing."""
+    from preflight_fsm.cli import mcp
+
+    assert (None, None) == (mcp.absent_sdk(), mcp.missing_sdk())

@@ -222,7 +222,7 @@ def setup(
         raise usage_error(f"--transport {transport!r}: use stdio or http")
     from preflight_fsm.cli import mcp
 
-    missing = mcp.missing_sdk()
+    missing = mcp.absent_sdk()
     if missing is not None:  # else a configuration whose server exits 2: the agent says "failed"
         raise usage_error(f"the configuration would start a server that cannot run: {missing}")
     from preflight_fsm.cli import client_files
