@@ -8,6 +8,7 @@ arguments. No mock of the adapters. Deadlines are half a second.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
@@ -163,3 +164,46 @@ def test_an_unknown_provider_is_refused_with_the_known_ones() -> None:
     """The error lists the providers there are."""
     with pytest.raises(ProviderUnavailable, match="anthropic, openai, openrouter"):
         chosen_provider("gemini", {})
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openrouter"])
+def test_an_adapter_is_preflights_own_with_retries_off_on_the_deadline_client(
+    provider: str,
+) -> None:
+    """Built without Preflights' __init__ (whose SDK client would load the CA bundle only to be
+    replaced): the same class, configuration, SDK and client settings as Preflights' own, but
+    for no retries and the HTTP client that keeps the deadline."""
+    from preflight_fsm.llm.connection import _DeadlineBackend
+
+    ours = provider_adapter(provider, deadline=2, environ={f"{provider.upper()}_API_KEY": "k"})
+    assert f"preflights.adapters.{provider}_llm" == type(ours).__module__
+    theirs = type(ours)(ours._config)  # Preflights' own construction
+    mine = {name: value for name, value in vars(ours).items() if name != "_client"}
+    assert {name: value for name, value in vars(theirs).items() if name != "_client"} == mine
+    client, their_client = ours._client, theirs._client
+    assert (their_client.api_key, their_client.base_url, their_client.timeout) == (
+        client.api_key,
+        client.base_url,
+        client.timeout,
+    )
+    assert 0 == client.max_retries
+    assert isinstance(client._client._transport._pool._network_backend, _DeadlineBackend)
+
+
+def test_a_second_adapter_loads_no_ca_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's one TLS context serves every adapter: none loads the CA bundle again."""
+    import httpcore2
+
+    environ = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "OPENROUTER_API_KEY": "k"}
+    provider_adapter("anthropic", deadline=2, environ=environ)
+    loads: list[dict[str, Any]] = []
+    default_ssl_context = httpcore2.default_ssl_context
+
+    def counted(**kwargs: Any) -> Any:
+        loads.append(kwargs)
+        return default_ssl_context(**kwargs)
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    for provider in ("anthropic", "openai", "openrouter"):
+        provider_adapter(provider, deadline=2, environ=environ)
+    assert [] == loads

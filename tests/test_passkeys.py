@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -192,3 +194,25 @@ def test_a_signed_step_records_and_verifies_end_to_end() -> None:
     kept = restored.proofs[0]
     assert kept is not None
     assert "Ada Lovelace" == verify_assertion(PEOPLE, kept, challenge)
+
+
+# A fresh interpreter that cannot import py_webauthn loads what a server building an answer page
+# loads (the page, the signing page, the command line's page helpers): none asks for it.
+_PAGES_WITHOUT_WEBAUTHN = """
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "webauthn":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+import preflight_fsm.cli.web, preflight_fsm.passkeys, preflight_fsm.web, preflight_fsm.web.signing
+"""
+
+
+def test_the_answer_pages_load_without_py_webauthn_until_a_passkey_is_used() -> None:
+    """py_webauthn (with cryptography and pyOpenSSL, about 0.2 s of a server's start) is imported
+    by the passkey functions that use it, not by the pages every MCP server builds."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PAGES_WITHOUT_WEBAUTHN], capture_output=True, text=True, timeout=60
+    )
+    assert 0 == done.returncode, done.stderr

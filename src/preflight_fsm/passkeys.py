@@ -2,7 +2,9 @@
 verification of a signed step's proof against the people file (``people.py``).
 
 The WebAuthn work (COSE keys, attestation formats, signatures) is py_webauthn's (the ``web``
-extra); this module decides what is signed and what counts.
+extra); this module decides what is signed and what counts. Each function imports py_webauthn
+itself: with cryptography and pyOpenSSL it is about 0.2 s of a server's start, which a server
+that builds an answer page but is never asked to sign or enroll does not pay.
 
 **The challenge** of a step is ``challenge.py``'s (it needs no WebAuthn library: Preflights'
 integration computes it with the ``preflights`` extra alone); this module re-exports it.
@@ -17,30 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from pydantic import ValidationError
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers import (
-    base64url_to_bytes,
-    bytes_to_base64url,
-    parse_authenticator_data,
-    parse_client_data_json,
-)
-from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    ClientDataType,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from preflight_fsm.challenge import CHALLENGE_TYPE, signing_challenge, step_challenge
 from preflight_fsm.errors import PasskeyRefused
@@ -59,9 +40,6 @@ __all__ = [
     "verify_registration",
 ]
 
-_REQUIRED: Final = UserVerificationRequirement.REQUIRED
-
-
 # -- enrollment ------------------------------------------------------------------------------
 
 
@@ -71,6 +49,15 @@ def registration_options(
     """The JSON options for ``navigator.credentials.create()`` that enroll ``name``: a
     discoverable credential if the authenticator can, user verification required, and the
     credentials already in ``people`` excluded."""
+    from webauthn import generate_registration_options, options_to_json
+    from webauthn.helpers import base64url_to_bytes
+    from webauthn.helpers.structs import (
+        AuthenticatorSelectionCriteria,
+        PublicKeyCredentialDescriptor,
+        ResidentKeyRequirement,
+        UserVerificationRequirement,
+    )
+
     exclude = [
         PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
         for p in (people or ())
@@ -83,7 +70,8 @@ def registration_options(
         user_id=hashlib.sha256(name.encode("utf-8")).digest()[:32],
         challenge=challenge,
         authenticator_selection=AuthenticatorSelectionCriteria(
-            resident_key=ResidentKeyRequirement.PREFERRED, user_verification=_REQUIRED
+            resident_key=ResidentKeyRequirement.PREFERRED,
+            user_verification=UserVerificationRequirement.REQUIRED,
         ),
         exclude_credentials=exclude,
     )
@@ -101,6 +89,10 @@ def verify_registration(
     """The :class:`Person` a ``navigator.credentials.create()`` response enrolls, its user
     verified; PasskeyRefused (reason ``malformed``, ``wrong_challenge``, ``wrong_origin``,
     ``wrong_rp_id``, ``user_not_verified`` or ``bad_signature``) otherwise."""
+    from webauthn import verify_registration_response
+    from webauthn.helpers import bytes_to_base64url
+    from webauthn.helpers.exceptions import InvalidRegistrationResponse
+
     try:
         verified = verify_registration_response(
             credential=response if isinstance(response, str) else dict(response),
@@ -143,13 +135,17 @@ def _registration_reason(message: str) -> str:
 def assertion_options(*, rp_id: str, challenge: bytes, credential_ids: Iterable[str]) -> str:
     """The JSON options for ``navigator.credentials.get()`` that sign ``challenge`` with one of
     ``credential_ids`` (the people file's, for ``rp_id``), user verification required."""
+    from webauthn import generate_authentication_options, options_to_json
+    from webauthn.helpers import base64url_to_bytes
+    from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
+
     options = generate_authentication_options(
         rp_id=rp_id,
         challenge=challenge,
         allow_credentials=[
             PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in credential_ids
         ],
-        user_verification=_REQUIRED,
+        user_verification=UserVerificationRequirement.REQUIRED,
     )
     return options_to_json(options)
 
@@ -188,6 +184,16 @@ def verify_assertion(
     PasskeyRefused whose ``reason`` says why not (``unknown_credential``, ``wrong_person``,
     ``malformed``, ``wrong_challenge``, ``wrong_origin``, ``wrong_rp_id``,
     ``user_not_verified``, ``bad_signature``)."""
+    from webauthn import verify_authentication_response
+    from webauthn.helpers import (
+        base64url_to_bytes,
+        bytes_to_base64url,
+        parse_authenticator_data,
+        parse_client_data_json,
+    )
+    from webauthn.helpers.exceptions import InvalidAuthenticationResponse
+    from webauthn.helpers.structs import ClientDataType
+
     person = people.by_credential(proof.credential_id)
     if person is None:
         raise PasskeyRefused(
@@ -262,6 +268,8 @@ def verify_assertion(
 def sign_count(proof: PasskeyProof) -> int:
     """The signature counter the authenticator reported in ``proof`` (0: it keeps none);
     PasskeyRefused ``malformed`` when its authenticator data cannot be read."""
+    from webauthn.helpers import base64url_to_bytes, parse_authenticator_data
+
     try:
         return parse_authenticator_data(base64url_to_bytes(proof.authenticator_data)).sign_count
     except Exception as exc:  # py_webauthn raises its own and the decoders' errors

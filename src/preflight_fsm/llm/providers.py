@@ -12,11 +12,11 @@ deadline the engine has answered already; a retry would only spend the user's qu
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-from preflights.adapters.llm_errors import LLMError
 from preflights.adapters.llm_factory import CREDENTIAL_ENV_VARS
 from preflights.application.llm_config import DEFAULT_MODELS, LLMConfig
 
@@ -26,6 +26,15 @@ PROVIDERS: Final = ("anthropic", "openai", "openrouter")
 """The providers Preflights 1.1.4 has adapters for."""
 
 _SDK: Final = {"anthropic": "anthropic", "openai": "openai", "openrouter": "openai"}
+_CLIENTS: Final = {"anthropic": "Anthropic", "openai": "OpenAI"}
+_ADAPTERS: Final = {
+    "anthropic": ("preflights.adapters.anthropic_llm", "AnthropicLLMAdapter"),
+    "openai": ("preflights.adapters.openai_llm", "OpenAILLMAdapter"),
+    "openrouter": ("preflights.adapters.openrouter_llm", "OpenRouterLLMAdapter"),
+}
+"""Preflights' adapter of each provider; each keeps its SDK as ``_<sdk>`` and its client as
+``_client`` (1.1.4, the release the ``preflights`` extra pins; held equal to Preflights' own
+construction by tests/test_llm_providers.py)."""
 
 
 class ProviderUnavailable(ValueError):
@@ -68,30 +77,34 @@ def provider_adapter(
         max_retries=0,
     )
     try:
-        if provider == "anthropic":
-            from preflights.adapters.anthropic_llm import AnthropicLLMAdapter
-
-            adapter: Any = AnthropicLLMAdapter(config)
-        elif provider == "openai":
-            from preflights.adapters.openai_llm import OpenAILLMAdapter
-
-            adapter = OpenAILLMAdapter(config)
-        else:
-            from preflights.adapters.openrouter_llm import OpenRouterLLMAdapter
-
-            adapter = OpenRouterLLMAdapter(config)
-    except LLMError:
+        sdk = importlib.import_module(_SDK[provider])
+    except ImportError:
         from preflight_fsm.extras import install_hint
 
         raise ProviderUnavailable(
             f"{provider} needs the {_SDK[provider]} SDK, not installed here; install it with: "
             + install_hint("llm")
         ) from None
-    client = getattr(adapter, "_client", None)
-    if client is not None and hasattr(client, "with_options"):
-        from preflight_fsm.llm.connection import deadline_http_client
+    from preflights.adapters.llm_base import BaseLLMAdapter
+    from preflights.adapters.openrouter_llm import OPENROUTER_BASE_URL
 
-        # The SDK's own retries (2, with back-off) would outlast the deadline too, and its
-        # timeout bounds each read only: the guard's deadline ends the whole call.
-        adapter._client = client.with_options(max_retries=0, http_client=deadline_http_client())
+    from preflight_fsm.llm.connection import deadline_http_client
+
+    module, name = _ADAPTERS[provider]
+    adapter_class = getattr(importlib.import_module(module), name)
+    # What Preflights' __init__ does, but its SDK client is built here once, retries off, on the
+    # deadline's HTTP client (D320): Preflights' own would sit on the SDK's default HTTP client,
+    # whose TLS context loads the CA bundle (about 30 ms of CPU), only to be replaced. The SDK's
+    # retries (2, with back-off) would outlast the deadline, and its timeout bounds each read
+    # only: the guard's deadline ends the whole call.
+    adapter = adapter_class.__new__(adapter_class)
+    BaseLLMAdapter.__init__(adapter, config)
+    setattr(adapter, f"_{_SDK[provider]}", sdk)
+    adapter._client = getattr(sdk, _CLIENTS[_SDK[provider]])(
+        api_key=key,
+        timeout=config.timeout_seconds,
+        max_retries=0,
+        http_client=deadline_http_client(),
+        **({"base_url": OPENROUTER_BASE_URL} if provider == "openrouter" else {}),
+    )
     return adapter

@@ -19,7 +19,7 @@ form reaches them. How the link reaches the person:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
@@ -30,7 +30,9 @@ from preflight_fsm.mcp.auth import current_caller
 from preflight_fsm.mcp.elicitation import ANSWER_KEY
 from preflight_fsm.mcp.policy import NEED_USER_ON_PAGE, SIGNED, AnswersFrom
 from preflight_fsm.mcp.request_state import RoundSealer, RoundState
-from preflight_fsm.web import AnswerPage, PageListener
+
+if TYPE_CHECKING:  # the page's modules (starlette, WebAuthn) load only where a page is served
+    from preflight_fsm.web import AnswerPage, PageListener
 
 __all__ = ["PageRounds", "can_open_urls", "waiting_message"]
 

@@ -109,7 +109,7 @@ def build_server(
     server.add_tool(
         tools.get_session, name="get_session", title="Show a session", description=GET_SESSION
     )
-    diagram = flow_mermaid(sessions.flow or default_flow())
+    flow = sessions.flow or default_flow()
 
     @server.resource(
         DIAGRAM_URI,
@@ -119,8 +119,8 @@ def build_server(
         "(generated from the machine the server runs).",
         mime_type="text/vnd.mermaid",
     )
-    def flow_diagram() -> str:
-        return diagram
+    def flow_diagram() -> str:  # rendered when read: the renderer's imports stay off the start
+        return flow_mermaid(flow)
 
     return server
 
