@@ -219,15 +219,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """One throw-away PostgreSQL server for the whole run (``postgres_server``), stopped at the
-    end; a test that needs it empty calls ``postgres_server.empty``."""
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One throw-away PostgreSQL server for the whole test process (``postgres_server``),
+    stopped at the end; a test that needs it empty calls ``postgres_server.empty``. The
+    pytest-xdist workers' servers start from one ``initdb`` for the run, copied."""
     from postgres_server import postgres_missing, throwaway_postgres
 
     reason = postgres_missing()
     if reason is not None:
         pytest.skip(reason)
-    with throwaway_postgres() as url:
+    initialized = _run_shared(tmp_path_factory) / "postgres-initdb"
+    with throwaway_postgres(initialized=initialized) as url:
         yield url
 
 
