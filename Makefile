@@ -104,7 +104,7 @@ format: $(STAMP)
 # The wheel and sdist in dist/, checked as PyPI would render them (twine check).
 dist: $(STAMP)
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
+	$(BIN)/uv build --out-dir dist .
 	$(BIN)/twine check --strict dist/*
 
 # Rewrites diagrams/ (the flow, an example session path, an example diff) and the generated parts
