@@ -12,9 +12,9 @@ virtualenv (``python tests/built_package.py``) or by the first test run that fin
 (D300). Under pytest-xdist the first worker to ask makes what is missing under a file lock; the
 others wait and reuse.
 
-The build (``python -m build``: the sdist and, from it, the wheel) is made once per run, in the
-run's shared temporary directory: the packaging tests install it. The uv runs of every worker
-share one cache there too (uv locks it), so each wheel is unpacked once per run.
+The build (``uv build``, as ``make dist``: the sdist and, from it, the wheel) is made once per
+run, in the run's shared temporary directory: the packaging tests install it. The uv runs of
+every worker share one cache there too (uv locks it), so each wheel is unpacked once per run.
 
 pip installs without byte-compiling (the installed programs compile what they import, on first
 import, as Python does): compiling every module of the MCP SDK's dependencies at install cost
@@ -163,9 +163,9 @@ def build_once(shared: Path, wheelhouse: Wheelhouse) -> BuiltPackage:
     built = BuiltPackage(dist=shared / "dist")
     with _locked(shared / "built_package.lock"):
         if not (shared / "built_package.done").exists():
-            # Isolated as any build, its environments made by uv from the wheelhouse.
-            build = [sys.executable, "-m", "build", "--installer", "uv", "--outdir"]
-            _run([*build, str(built.dist), str(ROOT)], wheelhouse.uv_env())
+            # As `make dist` builds (`uv build`), its environments made from the wheelhouse.
+            build = [str(BIN / "uv"), "build", "--quiet", "--out-dir", str(built.dist), str(ROOT)]
+            _run(build, wheelhouse.uv_env())
             (shared / "built_package.done").touch()
     return built
 
