@@ -58,9 +58,9 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
 # sooner (a model of the idle run: `load` already ends the workers within a second of each other),
 # nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
-# Hypothesis property runs, on the `dev` profile's 100 inputs each (tests/conftest.py), on CI too
-# (D314: CI runs the README's command as a person does); `make bench-check` runs them again on 200
-# (D283).
+# Hypothesis property runs, on the `dev` profile's 50 inputs each (tests/conftest.py), on CI too
+# (D314: CI runs the README's command as a person does); `make bench-check` runs them again on 250
+# (D283, D323).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} \
@@ -69,14 +69,14 @@ test: $(STAMP)
 # What `make test` leaves out (CI runs both): every benchmark group on tiny counts, checked for
 # what each figure measures (tests/test_benchmarks_smoke.py; `loadgroup` keeps a group's run on
 # one worker, so it runs once), the scans of all 1,114,112 code points (tests/test_text.py), and
-# every Hypothesis property (the `hypothesis` marker) at the `ci` profile's full count of 200.
+# every Hypothesis property (the `hypothesis` marker) at the `ci` profile's full count of 250.
 bench-check: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
 		$(PYTEST) -n auto --dist loadgroup -m "bench_check or hypothesis"
 
 # The engine's own tests (machine, table, guards, text rules, snapshots, contract, properties) and
 # the doctests of the engine's modules: no subprocess, server or store, each property on a few
-# inputs (the `core` Hypothesis profile; `make test` runs 100, `make bench-check` 200); the loop
+# inputs (the `core` Hypothesis profile; `make test` runs 50, `make bench-check` 250); the loop
 # to run while changing the core, under 10 s.
 CORE_TESTS := $(addprefix tests/test_,$(addsuffix .py,engine table guards trigger turn patch \
 	answers states session machine keywords flow snapshot snapshot_json contract adapter \

@@ -10,7 +10,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from web_browser import press, submit
+import web_browser
+from web_browser import ChromiumMissing, chromium, press, submit
 from web_pages import Served, served_page
 
 
@@ -55,3 +56,12 @@ def test_the_engines_refusal_is_shown_in_the_browser_and_nothing_is_recorded(
     submit(browser)
     assert "Not recorded" in browser.find_element(By.CSS_SELECTOR, ".problem").text
     assert () == served.machine(session_id).snapshot().answered_by
+
+
+def test_a_machine_without_the_headless_shell_is_told_which_packages_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(web_browser, "CHROMIUM", "/nonexistent/chromium-headless-shell")
+    missing = pytest.raises(ChromiumMissing, match="apt-get install chromium-headless-shell")
+    with missing, chromium():
+        pass
