@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -71,7 +71,6 @@ CALLS = st.lists(
 )
 
 
-@settings(max_examples=100)
 @given(calls=CALLS)
 def test_no_principal_reads_or_answers_a_session_outside_its_team(
     calls: list[tuple[str, str, int, str]],
