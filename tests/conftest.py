@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import functools
+import gc
 import json
 import os
 import shutil
@@ -79,6 +80,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         package = Path(__file__).resolve().parent.parent / "src" / "preflight_fsm"
         compileall.compile_dir(package, quiet=2)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Freeze what this test process built (``gc.freeze``) once the run is over: the collections
+    its interpreter runs when it shuts down would scan a worker's 260,000 objects (its modules, the
+    collected tests) for nothing, about 0.6 s of CPU and a second of wall that the run waits for
+    at its end (D326). The fixtures are torn down by then; what is left (the warm interpreter's
+    stop, the temporary files' removal) needs no collection."""
+    gc.freeze()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
