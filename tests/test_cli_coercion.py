@@ -129,12 +129,21 @@ def test_a_spelling_is_read_or_refused_exactly_as_typer_does(kind: str) -> None:
         _same_as_typer(kind, value)
 
 
+# The texts of r"[-+ ]?[0-9]{1,20}(\.[0-9]{0,16})?", built from their parts: st.from_regex drew
+# them at about 2.5 ms of CPU each, three times these.
+NUMBERS = st.builds(
+    "{}{}{}".format,
+    st.sampled_from(["", "-", "+", " "]),
+    st.text("0123456789", min_size=1, max_size=20),
+    st.just("") | st.text("0123456789", max_size=16).map(".{}".format),
+)
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @settings(max_examples=40, deadline=None)
 @given(
     value=st.one_of(
-        st.from_regex(r"\A[-+ ]?[0-9]{1,20}(\.[0-9]{0,16})?\Z"),
-        st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12),
+        NUMBERS, st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12)
     )
 )
 def test_any_text_is_read_or_refused_exactly_as_typer_does(kind: str, value: str) -> None:

@@ -8,6 +8,7 @@ arguments. No mock of the adapters. Deadlines are half a second.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 import pytest
@@ -197,10 +198,12 @@ def test_a_second_adapter_loads_no_ca_bundle(monkeypatch: pytest.MonkeyPatch) ->
     environ = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "OPENROUTER_API_KEY": "k"}
     provider_adapter("anthropic", deadline=2, environ=environ)
     loads: list[dict[str, Any]] = []
+    test_thread = threading.current_thread()
     default_ssl_context = httpcore2.default_ssl_context
 
     def counted(**kwargs: Any) -> Any:
-        loads.append(kwargs)
+        if threading.current_thread() is test_thread:  # not an earlier test's call still running
+            loads.append(kwargs)
         return default_ssl_context(**kwargs)
 
     monkeypatch.setattr(httpcore2, "default_ssl_context", counted)

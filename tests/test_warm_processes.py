@@ -74,6 +74,8 @@ def test_a_signal_to_the_launcher_reaches_the_program_and_its_end_is_reported(
         ) as chat:
             try:
                 assert chat.stdout is not None
+                readable, _, _ = select.select([chat.stdout], [], [], TIMEOUT)
+                assert readable, "chat never asked its first question"
                 assert "Which authentication approach?\n" == chat.stdout.readline().decode()
                 chat.send_signal(signal.SIGTERM)
                 codes.append(chat.wait(timeout=TIMEOUT))
