@@ -8,6 +8,7 @@ it skip (saying why) when ``redis-server`` or the ``redis`` package is missing o
 
 from __future__ import annotations
 
+import multiprocessing
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,21 @@ from redis_server import redis_missing, throwaway_redis
 
 BACKENDS = ("memory", "sqlite", "redis")
 DURABLE_BACKENDS = ("sqlite", "redis", "postgres")
+
+FORK_SERVER = multiprocessing.get_context("forkserver")
+"""Where the store tests' writer processes come from (tests/test_store_crash.py,
+tests/test_store_concurrency.py): forked from a fork server, not from the test's process. A child
+forked from a pytest worker inherits whatever the worker's other threads held at the fork (a
+thread an earlier test left running): in one whole-suite run a writer forked so waited out its
+PostgreSQL pool's 10 s start, which never happened with the file run alone. The server imports
+these modules once (a spawned writer imported the package again, about half a second of CPU)
+and runs no thread of its own."""
+FORK_SERVER.set_forkserver_preload(
+    [
+        *("test_store_crash", "test_store_concurrency"),
+        *("preflight_fsm.store.postgres", "preflight_fsm.store.redis", "psycopg_pool"),
+    ]
+)
 
 
 FakeClock = SimClock

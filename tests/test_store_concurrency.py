@@ -1,15 +1,14 @@
 """Real concurrency: several processes step the same stored sessions at once (SQLite, Redis,
 PostgreSQL).
 
-Workers are separate processes (multiprocessing, forked from the test's process with the package
-already imported: a spawned one cost about half a second of CPU to import it), each with its own
-store object, started together behind barriers so their reads and writes truly overlap. The
-module's tests share one pool of them: a test needs only fresh stores, never fresh processes.
+Workers are separate processes (forked from the run's fork server, ``store_backends.FORK_SERVER``:
+the package already imported, nothing inherited from the test's process), each with its own store
+object, started together behind barriers so their reads and writes truly overlap. The module's
+tests share one pool of them: a test needs only fresh stores, never fresh processes.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.synchronize import Barrier
@@ -21,9 +20,8 @@ import pytest
 from preflight_fsm import ClarificationMachine
 from preflight_fsm.errors import SessionConflict
 from preflight_fsm.store import Sessions, SessionState
-from store_backends import DURABLE_BACKENDS, flush, open_backend, running_redis
+from store_backends import DURABLE_BACKENDS, FORK_SERVER, flush, open_backend, running_redis
 
-FORK = multiprocessing.get_context("fork")
 WORKERS = 6
 TIMEOUT = 60
 
@@ -69,13 +67,13 @@ def _with_barrier(target: Callable[..., Any], args: tuple[Any, ...]) -> Any:
 
 
 class Workers:
-    """WORKERS forked processes sharing a barrier (passed when each is started, as it would have
+    """WORKERS processes sharing a barrier (passed when each is started, as it would have
     to be to a spawned one)."""
 
     def __init__(self) -> None:
-        self.barrier = FORK.Barrier(WORKERS)
+        self.barrier = FORK_SERVER.Barrier(WORKERS)
         self.pool = ProcessPoolExecutor(
-            WORKERS, mp_context=FORK, initializer=_adopt, initargs=(self.barrier,)
+            WORKERS, mp_context=FORK_SERVER, initializer=_adopt, initargs=(self.barrier,)
         )
 
     def run(self, target: Callable[..., Any], args_for: list[tuple[Any, ...]]) -> list[Any]:

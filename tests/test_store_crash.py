@@ -3,15 +3,13 @@ whole.
 
 The writer reports each write before and after it (one atomic pipe message each), so the test
 knows, for every session, the last version confirmed and the one possibly in flight when it died.
-Each writer is forked from the test's process, the stores' modules already imported (a spawned one
-imported them again each round, about half a second), and holds no connection of its parent's:
-the parent's stores are closed before each fork.
+Each writer is forked from the run's fork server (``store_backends.FORK_SERVER``: this module
+and the stores already imported, nothing inherited from the test's process).
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import random
 import signal
 import sqlite3
@@ -21,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from store_backends import open_backend
+from store_backends import FORK_SERVER, open_backend
 
-FORK = multiprocessing.get_context("fork")
 SEED = 20240611
 ROUNDS = 8
 SESSIONS = 5
@@ -75,8 +72,9 @@ def test_a_killed_writer_leaves_every_session_at_its_old_or_new_version(
     confirmed = dict.fromkeys(ids, 1)
     writes = 0
     for round_ in range(ROUNDS):
-        receiver, sender = FORK.Pipe(duplex=False)
-        writer = FORK.Process(target=_writer, args=(backend, path, ids, SEED + round_, sender))
+        receiver, sender = FORK_SERVER.Pipe(duplex=False)
+        args = (backend, path, ids, SEED + round_, sender)
+        writer = FORK_SERVER.Process(target=_writer, args=args)
         writer.start()
         sender.close()
         assert receiver.poll(60), "the writer never started"
