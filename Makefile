@@ -56,7 +56,7 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 # sends each worker tests in batches; `loadgroup` (needed by no test here: only bench_check tests
 # have an xdist_group) sends them one at a time, and a worker waited on the controller between
 # tests: 1.2-1.9 x the wall time on a loaded machine, for no less CPU (D280); `worksteal` ends no
-# sooner (a model of the idle run: `load` already ends the workers within a second of each other),
+# sooner (idle, interleaved with `load`, 27 November: 62.1 and 64.3 s against 62.9 and 64.6 s),
 # nor does `loadscope` (measured: no CPU saved by keeping each module on one worker). Every
 # Hypothesis property runs, on the `dev` profile's 50 inputs each (tests/conftest.py), on CI too
 # (D314: CI runs the README's command as a person does); `make bench-check` runs them again on 250
