@@ -243,7 +243,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     one, mark it ``@pytest.mark.starts_first(seconds=S)``, S about its wall time on an idle
     machine (``--durations``): the marked tests start in decreasing S. All of them are in the
     first worker's first run, which no other worker can take: keep their sum well under half the
-    suite's wall time (the README test's paths, about 37 s, are the one marked now).
+    suite's wall time (the README test's paths, about 18 s, are the one marked now).
     """
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:

@@ -41,7 +41,7 @@ def test_every_path_starts_by_making_the_same_virtualenv() -> None:
     assert [True, True, True] == [block.startswith(VENV) for block in three_paths()]
 
 
-@pytest.mark.starts_first(seconds=37)  # the suite's longest: a clone, a venv, three installs
+@pytest.mark.starts_first(seconds=18)  # the suite's longest: a clone, a venv, three installs
 def test_each_path_works_as_pasted(tmp_path: Path, wheelhouse: Wheelhouse) -> None:
     """In a fresh clone each block exits 0 (the virtualenv made once, by the first): the agent's
     configuration names the clone's executable, pf writes the decision chosen, the library
